@@ -1,0 +1,142 @@
+/* env.h - the one interface every text environment implements (DESIGN.md section 3).
+ *
+ * Two objects, after MuJoCo's mjModel/mjData split:
+ *   pv_env_model_t  immutable, shared: catalogue, loaded game files, search index,
+ *                   generator settings. Built once per process, read by many instances
+ *                   (and threads) at once.
+ *   pv_env_t        one running episode: a pointer-free state plus scratch buffers for
+ *                   the observation and the admissible-action list. Steps allocate nothing.
+ *
+ * An environment is fully determined by (model, task): the same task gives the same
+ * episode. pv_env_save() writes exactly what decides the future into bytes; pv_env_load()
+ * restores it on any instance built from an equal model, on any host, so a verifier can
+ * continue any step of any trajectory. Saved bytes begin with a magic, the state format
+ * version and the environment kind, and pv_env_load() validates everything (the bytes come
+ * from the network).
+ *
+ * Text returned by the instance (observation, task text, admissible actions) is owned by
+ * the instance and valid until the next reset/step/load on it.
+ */
+#ifndef PV_ENV_H
+#define PV_ENV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+typedef struct pv_env_model pv_env_model_t;
+typedef struct pv_env pv_env_t;
+
+/* Environment families. Values are part of the wire format and saved states: append only. */
+typedef enum pv_env_kind {
+    PV_ENV_ALFWORLD = 1,
+    PV_ENV_WEBSHOP = 2,
+    PV_ENV_SEARCHQA = 3,
+} pv_env_kind_t;
+
+/* Task splits: training tasks and held-out evaluation tasks never overlap. */
+typedef enum pv_env_split {
+    PV_SPLIT_TRAIN = 0,
+    PV_SPLIT_TEST = 1,
+} pv_env_split_t;
+
+/* One environment instance to play: which task of which split, and the seed that fixes any
+ * randomness inside the episode (e.g. a generated game's layout). */
+typedef struct pv_task {
+    uint32_t split;   /* pv_env_split_t */
+    uint64_t task_id; /* index into the split (loaded data) or generator id (generated) */
+    uint64_t seed;
+} pv_task_t;
+
+/* How to build a model. Strings are borrowed for the duration of pv_env_model_new(). */
+typedef struct pv_env_spec {
+    const char *name;      /* "alfworld" | "webshop" | "searchqa" */
+    const char *data_path; /* NULL or "" = embedded generator; else benchmark data (file or dir) */
+    uint32_t max_steps;    /* episode step limit; 0 = the benchmark's default */
+    uint64_t seed;         /* generator seed (catalogue/corpus generation), not the task seed */
+    /* Generator knobs, interpreted per family; 0 = the family's default. */
+    uint32_t gen_receptacles; /* alfworld: receptacles per room */
+    uint32_t gen_distractors; /* alfworld: distractor objects; webshop/searchqa: distractor items */
+    uint32_t gen_task_types;  /* alfworld: bit mask of task types (bit i = type i) */
+    uint32_t gen_size;        /* webshop: products; searchqa: entities */
+    uint32_t top_k;           /* searchqa: passages per search (default 3) */
+} pv_env_spec_t;
+
+/* What a reset or step returns. `obs` is instance-owned text. */
+typedef struct pv_step_result {
+    const char *obs;  /* observation text, NUL-terminated */
+    float reward;     /* reward of this transition (ALFWorld/SearchQA 0/1, WebShop [0,1]) */
+    bool done;        /* episode over (success, failure or step limit) */
+    bool won;         /* episode ended in success (reward of a success, e.g. WebShop 1.0) */
+    bool admissible;  /* the action was admissible (false: "Nothing happens." or similar) */
+    uint32_t n_steps; /* steps taken so far in this episode */
+} pv_step_result_t;
+
+/* Build a model from `spec`. Reads and validates data files when data_path is given.
+ * Errors: PV_ERR_INVAL (unknown name, bad knob), PV_ERR_IO / PV_ERR_DATA (file missing or
+ * malformed: `em` names the file, the line and what is wrong), PV_ERR_NOMEM. */
+pv_err_t pv_env_model_new(const pv_env_spec_t *spec, pv_env_model_t **out, pv_errmsg_t *em);
+
+/* Free a model; clears *model. All instances built from it must be destroyed first. */
+void pv_env_model_destroy(pv_env_model_t **model);
+
+/* The family of a model. */
+pv_env_kind_t pv_env_model_kind(const pv_env_model_t *model);
+
+/* Number of tasks in a split; UINT64_MAX for generated (unbounded) task sets. */
+uint64_t pv_env_model_n_tasks(const pv_env_model_t *model, pv_env_split_t split);
+
+/* Episode step limit in effect. */
+uint32_t pv_env_model_max_steps(const pv_env_model_t *model);
+
+/* Create an instance (allocates its buffers once). Errors: PV_ERR_NOMEM. */
+pv_err_t pv_env_new(const pv_env_model_t *model, pv_env_t **out);
+
+/* Free an instance; clears *env. NULL-safe. */
+void pv_env_destroy(pv_env_t **env);
+
+/* Start the episode `task`. Errors: PV_ERR_RANGE (task_id outside the split),
+ * PV_ERR_INVAL. */
+pv_err_t pv_env_reset(pv_env_t *self, const pv_task_t *task, pv_step_result_t *out);
+
+/* Apply one action (free text, e.g. "go to sinkbasin 1" or "click[buy now]"). An action
+ * that is not admissible is not an error: it yields the benchmark's answer ("Nothing
+ * happens.") with out->admissible = false, and still counts as a step.
+ * Errors: PV_ERR_STATE (no episode running, or it is done). Allocates nothing. */
+pv_err_t pv_env_step(pv_env_t *self, const char *action, pv_step_result_t *out);
+
+/* The goal in words ("put a clean potato in sinkbasin."). */
+const char *pv_env_task_text(const pv_env_t *self);
+
+/* The admissible actions of the current state: *actions receives an instance-owned array
+ * of `n` NUL-terminated strings, valid until the next reset/step/load. */
+pv_err_t pv_env_admissible(pv_env_t *self, const char *const **actions, size_t *n);
+
+/* Upper bound of pv_env_save()'s output for this model (constant per model). */
+size_t pv_env_state_max(const pv_env_model_t *model);
+
+/* Write the state into buf[0..cap), the length into *len. Errors: PV_ERR_LIMIT when cap is
+ * too small, PV_ERR_STATE when no episode was started. */
+pv_err_t pv_env_save(const pv_env_t *self, uint8_t *buf, size_t cap, size_t *len);
+
+/* Restore a state written by pv_env_save() on an equal model. Never trusts the bytes:
+ * errors PV_ERR_TRUNCATED, PV_ERR_VERSION (other state format), PV_ERR_INVAL (other
+ * environment kind or model), PV_ERR_DATA (inconsistent content), with detail in `em`.
+ * On error the instance keeps its previous state. */
+pv_err_t pv_env_load(pv_env_t *self, const uint8_t *buf, size_t len, pv_errmsg_t *em);
+
+/* The expert's next action from the current state (a shortest plan), written into
+ * buf[0..cap). Errors: PV_ERR_NOTFOUND when the goal is unreachable from here,
+ * PV_ERR_STATE when the episode is over, PV_ERR_LIMIT when cap is too small. */
+pv_err_t pv_env_expert_action(pv_env_t *self, char *buf, size_t cap);
+
+/* Length of the expert's shortest plan from the current state, or -1 when the goal cannot
+ * be reached (the oracle judge's "still solvable within the remaining steps?"). */
+int pv_env_expert_plan_len(pv_env_t *self);
+
+/* Name of a kind ("alfworld"), or "unknown". */
+const char *pv_env_kind_name(pv_env_kind_t kind);
+
+#endif

@@ -1,0 +1,33 @@
+/* env_impl.h - what an environment family provides to env.c (internal to common/env).
+ *
+ * Each family (alfworld.c, webshop.c, searchqa.c) defines one const pv_env_ops_t. env.c
+ * dispatches to it and owns the saved-state header (magic, header version, kind), so a
+ * family's save/load only see their own payload, which should start with the family's own
+ * payload version. All `model` / `env` pointers are the family's own objects.
+ */
+#ifndef PV_ENV_IMPL_H
+#define PV_ENV_IMPL_H
+
+#include "common/env/env.h"
+
+typedef struct pv_env_ops {
+    pv_env_kind_t kind;
+    const char *name;
+    pv_err_t (*model_new)(const pv_env_spec_t *spec, void **model, pv_errmsg_t *em);
+    void (*model_destroy)(void *model);
+    uint64_t (*n_tasks)(const void *model, pv_env_split_t split);
+    uint32_t (*max_steps)(const void *model);
+    size_t (*state_max)(const void *model); /* payload bound, without env.c's header */
+    pv_err_t (*env_new)(const void *model, void **env);
+    void (*env_destroy)(void *env);
+    pv_err_t (*reset)(void *env, const pv_task_t *task, pv_step_result_t *out);
+    pv_err_t (*step)(void *env, const char *action, pv_step_result_t *out);
+    const char *(*task_text)(const void *env);
+    pv_err_t (*admissible)(void *env, const char *const **actions, size_t *n);
+    pv_err_t (*save)(const void *env, uint8_t *buf, size_t cap, size_t *len);
+    pv_err_t (*load)(void *env, const uint8_t *buf, size_t len, pv_errmsg_t *em);
+    pv_err_t (*expert_action)(void *env, char *buf, size_t cap);
+    int (*expert_plan_len)(void *env);
+} pv_env_ops_t;
+
+#endif

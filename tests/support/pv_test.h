@@ -1,0 +1,41 @@
+/* pv_test.h - helpers shared by the cmocka tests (header-only).
+ *
+ * pv_test_shared(): locate a file under ../shared (golden numbers, real benchmark data).
+ * Looks in $PV_SHARED_DIR, then $PV_SOURCE_DIR/../shared, then ../shared from the working
+ * directory (ctest runs tests from the source root). Tests call skip() when it returns 0,
+ * so a clone without ../shared passes cleanly.
+ */
+#ifndef PV_TEST_H
+#define PV_TEST_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+static inline int pv_test_shared(const char *rel, char *buf, size_t cap)
+{
+    const char *dir = getenv("PV_SHARED_DIR");
+    const char *src = getenv("PV_SOURCE_DIR");
+    struct stat st;
+    if (dir && *dir) {
+        snprintf(buf, cap, "%s/%s", dir, rel);
+        if (stat(buf, &st) == 0)
+            return 1;
+    }
+    if (src && *src) {
+        snprintf(buf, cap, "%s/../shared/%s", src, rel);
+        if (stat(buf, &st) == 0)
+            return 1;
+    }
+    snprintf(buf, cap, "../shared/%s", rel);
+    return stat(buf, &st) == 0;
+}
+
+/* Path of a built executable (PV_BUILD_DIR/bin/<name>), for tests that run the tools. */
+static inline void pv_test_bin(const char *name, char *buf, size_t cap)
+{
+    const char *b = getenv("PV_BUILD_DIR");
+    snprintf(buf, cap, "%s/bin/%s", b && *b ? b : "build", name);
+}
+
+#endif
