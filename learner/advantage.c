@@ -1,0 +1,88 @@
+/* advantage.c - outcome advantage estimators; see advantage.h for the sources. */
+#include "learner/advantage.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    pv_adv_estimator_t est;
+} s_names[] = {
+    {"grpo", PV_ADV_GRPO},
+    {"drgrpo", PV_ADV_DRGRPO},
+    {"dr_grpo", PV_ADV_DRGRPO},
+    {"rloo", PV_ADV_RLOO},
+    {"reinforce_plus_plus_baseline", PV_ADV_RPP_BASELINE},
+    {"rpp_baseline", PV_ADV_RPP_BASELINE},
+    {"gigpo", PV_ADV_GIGPO},
+};
+#define S_N_NAMES (sizeof s_names / sizeof s_names[0])
+
+pv_err_t pv_adv_estimator_parse(const char *name, pv_adv_estimator_t *out, pv_errmsg_t *em)
+{
+    for (size_t i = 0; name && i < S_N_NAMES; i++)
+        if (strcmp(name, s_names[i].name) == 0) {
+            *out = s_names[i].est;
+            return PV_OK;
+        }
+    return pv_errf(em, PV_ERR_INVAL,
+                   "unknown advantage estimator '%s' (known: grpo, drgrpo, rloo, "
+                   "reinforce_plus_plus_baseline, gigpo)",
+                   name ? name : "(null)");
+}
+
+const char *pv_adv_estimator_name(pv_adv_estimator_t est)
+{
+    for (size_t i = 0; i < S_N_NAMES; i++)
+        if (s_names[i].est == est)
+            return s_names[i].name;
+    return "unknown";
+}
+
+#define T         double
+#define PV_SFX(n) n##_f64
+#include "learner/adv_tmpl.h"
+#undef T
+#undef PV_SFX
+
+#define T         float
+#define PV_SFX(n) n##_f32
+#include "learner/adv_tmpl.h"
+#undef T
+#undef PV_SFX
+
+pv_err_t pv_adv_group_f64(pv_adv_estimator_t est, double epsilon, size_t G, const double *rewards,
+                          double *advantages, pv_errmsg_t *em)
+{
+    if (!G || !rewards || !advantages)
+        return pv_errf(em, PV_ERR_INVAL, "advantage: empty group");
+    int64_t *index = calloc(G, sizeof *index); /* all zero: one group */
+    double *mask = malloc(G * sizeof *mask);
+    if (!index || !mask) {
+        free(index);
+        free(mask);
+        return pv_errf(em, PV_ERR_NOMEM, "advantage: no memory for %zu rows", G);
+    }
+    for (size_t i = 0; i < G; i++)
+        mask[i] = 1.0;
+    pv_err_t rc =
+        pv_adv_outcome_f64(est, epsilon, G, 1, rewards, mask, index, advantages, NULL, em);
+    free(index);
+    free(mask);
+    return rc;
+}
+
+void pv_step_discounted_returns(size_t rows, const float *rewards, const int64_t *traj_uid,
+                                double gamma, float *returns_out)
+{
+    /* G_i: walk the rows of i's trajectory from its last row back to i, exactly as the
+     * reference's reversed loop does. Quadratic in rows, like its per-uid np.where. */
+    for (size_t i = 0; i < rows; i++) {
+        double running = 0;
+        for (size_t k = rows; k-- > i;)
+            if (traj_uid[k] == traj_uid[i])
+                running = (double)rewards[k] + gamma * running;
+        returns_out[i] = (float)running;
+    }
+}

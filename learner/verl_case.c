@@ -1,0 +1,483 @@
+/* verl_case.c - JSON cases in verl's convention; see verl_case.h. */
+#include "learner/verl_case.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "learner/advantage.h"
+#include "learner/kl.h"
+#include "learner/policy_loss.h"
+#include "learner/prover_credit.h"
+
+#define S_MAX_VALUES 10000000u
+
+/* A (rows, L) matrix in both precisions. */
+typedef struct s_mat {
+    size_t rows, L;
+    double *d;
+    float *f;
+} s_mat_t;
+
+static void s_mat_free(s_mat_t *m)
+{
+    free(m->d);
+    free(m->f);
+    memset(m, 0, sizeof *m);
+}
+
+static pv_err_t s_alloc(s_mat_t *m, size_t rows, size_t L, pv_errmsg_t *em)
+{
+    m->rows = rows, m->L = L;
+    size_t n = rows * L > 0 ? rows * L : 1;
+    m->d = calloc(n, sizeof *m->d);
+    m->f = calloc(n, sizeof *m->f);
+    if (!m->d || !m->f)
+        return pv_errf(em, PV_ERR_NOMEM, "no memory for a %zu x %zu matrix", rows, L);
+    return PV_OK;
+}
+
+/* Read key `k` as a matrix (array of arrays) or, with `vec`, a vector (rows = n, L = 1). */
+static pv_err_t s_get_mat(const json_t *c, const char *k, bool vec, s_mat_t *m, pv_errmsg_t *em)
+{
+    const json_t *a = json_object_get(c, k);
+    if (!json_is_array(a) || json_array_size(a) == 0)
+        return pv_errf(em, PV_ERR_PARSE, "'%s' must be a non-empty array", k);
+    size_t rows = json_array_size(a), L = 1;
+    if (!vec) {
+        const json_t *r0 = json_array_get(a, 0);
+        if (!json_is_array(r0) || json_array_size(r0) == 0)
+            return pv_errf(em, PV_ERR_PARSE, "'%s' must be an array of non-empty arrays", k);
+        L = json_array_size(r0);
+    }
+    if (rows > S_MAX_VALUES / L)
+        return pv_errf(em, PV_ERR_LIMIT, "'%s' has more than %u values", k, S_MAX_VALUES);
+    pv_err_t rc = s_alloc(m, rows, L, em);
+    for (size_t i = 0; rc == PV_OK && i < rows; i++) {
+        const json_t *r = json_array_get(a, i);
+        if (vec) {
+            if (!json_is_number(r))
+                rc = pv_errf(em, PV_ERR_PARSE, "'%s'[%zu] is not a number", k, i);
+            else
+                m->d[i] = json_number_value(r);
+            continue;
+        }
+        if (!json_is_array(r) || json_array_size(r) != L) {
+            rc = pv_errf(em, PV_ERR_PARSE, "'%s' row %zu is not an array of %zu numbers", k, i, L);
+            break;
+        }
+        for (size_t t = 0; t < L; t++) {
+            const json_t *x = json_array_get(r, t);
+            if (!json_is_number(x)) {
+                rc = pv_errf(em, PV_ERR_PARSE, "'%s'[%zu][%zu] is not a number", k, i, t);
+                break;
+            }
+            m->d[i * L + t] = json_number_value(x);
+        }
+    }
+    if (rc != PV_OK) {
+        s_mat_free(m);
+        return rc;
+    }
+    for (size_t k2 = 0; k2 < rows * L; k2++)
+        m->f[k2] = (float)m->d[k2];
+    return PV_OK;
+}
+
+static pv_err_t s_same_shape(const s_mat_t *a, const s_mat_t *b, const char *na, const char *nb,
+                             pv_errmsg_t *em)
+{
+    if (a->rows != b->rows || a->L != b->L)
+        return pv_errf(em, PV_ERR_PARSE, "'%s' is %zu x %zu but '%s' is %zu x %zu", nb, b->rows,
+                       b->L, na, a->rows, a->L);
+    return PV_OK;
+}
+
+/* Group ids: equal JSON values (compared as compact text) get equal ids, numbered by first
+ * occurrence. `anchors`/`alen`, when not NULL, receive the text (strings as themselves,
+ * anything else as compact sorted JSON); the caller frees anchors[i]. */
+static pv_err_t s_get_ids(const json_t *c, const char *k, size_t rows, int64_t *ids, char **anchors,
+                          size_t *alen, pv_errmsg_t *em)
+{
+    const json_t *a = json_object_get(c, k);
+    if (!json_is_array(a) || json_array_size(a) != rows)
+        return pv_errf(em, PV_ERR_PARSE, "'%s' must be an array of %zu values", k, rows);
+    char **txt = calloc(rows, sizeof *txt);
+    if (!txt)
+        return pv_errf(em, PV_ERR_NOMEM, "no memory for '%s'", k);
+    pv_err_t rc = PV_OK;
+    for (size_t i = 0; i < rows && rc == PV_OK; i++) {
+        const json_t *x = json_array_get(a, i);
+        txt[i] = json_is_string(x) ? strdup(json_string_value(x))
+                                   : json_dumps(x, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+        if (!txt[i])
+            rc = pv_errf(em, PV_ERR_NOMEM, "no memory for '%s'", k);
+    }
+    for (size_t i = 0; i < rows && rc == PV_OK; i++) {
+        ids[i] = (int64_t)i;
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(txt[i], txt[j]) == 0) {
+                ids[i] = ids[j];
+                break;
+            }
+    }
+    for (size_t i = 0; i < rows && rc == PV_OK && anchors; i++) {
+        anchors[i] = txt[i];
+        alen[i] = strlen(txt[i]);
+        txt[i] = NULL;
+    }
+    for (size_t i = 0; i < rows; i++)
+        free(txt[i]);
+    free(txt);
+    return rc;
+}
+
+static json_t *s_json_mat(const s_mat_t *m, bool f32)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < m->rows; i++) {
+        json_t *r = json_array();
+        for (size_t t = 0; t < m->L; t++)
+            json_array_append_new(r,
+                                  json_real(f32 ? (double)m->f[i * m->L + t] : m->d[i * m->L + t]));
+        json_array_append_new(a, r);
+    }
+    return a;
+}
+
+static double s_num(const json_t *c, const char *k, double dflt)
+{
+    const json_t *x = json_object_get(c, k);
+    return json_is_number(x) ? json_number_value(x) : dflt;
+}
+
+static bool s_bool(const json_t *c, const char *k, bool dflt)
+{
+    const json_t *x = json_object_get(c, k);
+    return json_is_boolean(x) ? json_is_true(x) : dflt;
+}
+
+static const char *s_str(const json_t *c, const char *k, const char *dflt)
+{
+    const json_t *x = json_object_get(c, k);
+    return json_is_string(x) ? json_string_value(x) : dflt;
+}
+
+static pv_err_t s_prover(const json_t *c, s_mat_t *adv, const s_mat_t *mask, bool f32,
+                         pv_errmsg_t *em)
+{
+    const json_t *p = json_object_get(c, "prover");
+    if (!p)
+        return PV_OK;
+    pv_prover_opts_t o = {.lambda = s_num(p, "lambda", 1.0)};
+    pv_err_t rc = pv_prover_sign_parse(s_str(p, "sign", "positive"), &o.sign, em);
+    if (rc == PV_OK)
+        rc = pv_prover_apply_parse(s_str(p, "apply", "add"), &o.apply, em);
+    const json_t *segs = json_object_get(p, "segments");
+    if (rc == PV_OK && !json_is_array(segs))
+        rc = pv_errf(em, PV_ERR_PARSE, "'prover.segments' must be an array");
+    if (rc != PV_OK)
+        return rc;
+    size_t n = json_array_size(segs);
+    pv_segment_t *sg = calloc(n ? n : 1, sizeof *sg);
+    if (!sg)
+        return pv_errf(em, PV_ERR_NOMEM, "no memory for segments");
+    for (size_t s = 0; s < n && rc == PV_OK; s++) {
+        const json_t *g = json_array_get(segs, s);
+        double row = s_num(g, "row", -1), t0 = s_num(g, "t0", -1), t1 = s_num(g, "t1", -1);
+        if (!json_is_object(g) || row < 0 || t0 < 0 || t1 < 0 ||
+            !json_is_number(json_object_get(g, "delta")))
+            rc = pv_errf(em, PV_ERR_PARSE, "prover.segments[%zu] needs row, t0, t1 >= 0 and delta",
+                         s);
+        sg[s] = (pv_segment_t){(size_t)row, (size_t)t0, (size_t)t1, s_num(g, "delta", 0)};
+    }
+    if (rc == PV_OK)
+        rc = f32 ? pv_prover_apply_f32(&o, adv->rows, adv->L, adv->f, mask->f, sg, n, NULL, em)
+                 : pv_prover_apply_f64(&o, adv->rows, adv->L, adv->d, mask->d, sg, n, NULL, em);
+    free(sg);
+    return rc;
+}
+
+static pv_err_t s_advantage(const json_t *c, const char *estimator, bool f32, json_t *out,
+                            pv_errmsg_t *em)
+{
+    s_mat_t r = {0}, m = {0}, adv = {0}, sr = {0};
+    int64_t *idx = NULL, *sg = NULL;
+    char **anchors = NULL;
+    size_t *alen = NULL;
+    bool gigpo = json_object_get(c, "step_rewards") != NULL;
+    pv_adv_estimator_t est = PV_ADV_GRPO;
+    const char *name = estimator ? estimator : s_str(c, "adv_estimator", NULL);
+    pv_err_t rc = name ? pv_adv_estimator_parse(name, &est, em) : PV_OK;
+    if (!name && gigpo)
+        est = PV_ADV_GIGPO;
+    if (est == PV_ADV_GRPO && !s_bool(c, "norm_adv_by_std_in_grpo", true))
+        est = PV_ADV_DRGRPO;
+    if (rc == PV_OK && est == PV_ADV_GIGPO && !gigpo)
+        rc = pv_errf(em, PV_ERR_PARSE, "estimator gigpo needs step_rewards and anchor_obs");
+    if (rc == PV_OK)
+        rc = s_get_mat(c, "token_level_rewards", false, &r, em);
+    if (rc == PV_OK)
+        rc = s_get_mat(c, "response_mask", false, &m, em);
+    if (rc == PV_OK)
+        rc = s_same_shape(&r, &m, "token_level_rewards", "response_mask", em);
+    if (rc == PV_OK)
+        rc = s_alloc(&adv, r.rows, r.L, em);
+    if (rc == PV_OK && !(idx = calloc(r.rows, sizeof *idx)))
+        rc = pv_errf(em, PV_ERR_NOMEM, "no memory for index");
+    if (rc == PV_OK)
+        rc = s_get_ids(c, "index", r.rows, idx, NULL, NULL, em);
+    double eps = s_num(c, "epsilon", 1e-6);
+    if (rc == PV_OK && est == PV_ADV_GIGPO) {
+        sg = calloc(r.rows, sizeof *sg);
+        anchors = calloc(r.rows, sizeof *anchors);
+        alen = calloc(r.rows, sizeof *alen);
+        if (!sg || !anchors || !alen)
+            rc = pv_errf(em, PV_ERR_NOMEM, "no memory for anchors");
+        if (rc == PV_OK)
+            rc = s_get_mat(c, "step_rewards", true, &sr, em);
+        if (rc == PV_OK && sr.rows != r.rows)
+            rc = pv_errf(em, PV_ERR_PARSE, "'step_rewards' needs %zu values", r.rows);
+        if (rc == PV_OK)
+            rc = s_get_ids(c, "anchor_obs", r.rows, sg, anchors, alen, em);
+        if (rc == PV_OK)
+            rc = pv_gigpo_step_groups(r.rows, (const char *const *)anchors, alen, idx,
+                                      s_bool(c, "enable_similarity", false),
+                                      s_num(c, "similarity_thresh", 0.95), sg, em);
+        const char *mode = s_str(c, "mode", "mean_norm");
+        bool std_norm = strcmp(mode, "mean_std_norm") == 0;
+        if (rc == PV_OK && !std_norm && strcmp(mode, "mean_norm") != 0)
+            rc = pv_errf(em, PV_ERR_PARSE, "gigpo mode must be mean_norm or mean_std_norm");
+        double w = s_num(c, "step_advantage_w", 1.0);
+        if (rc == PV_OK)
+            rc = f32 ? pv_adv_gigpo_f32(r.rows, r.L, r.f, sr.f, m.f, idx, sg, eps, w, std_norm,
+                                        adv.f, em)
+                     : pv_adv_gigpo_f64(r.rows, r.L, r.d, sr.d, m.d, idx, sg, eps, w, std_norm,
+                                        adv.d, em);
+    } else if (rc == PV_OK) {
+        rc = f32 ? pv_adv_outcome_f32(est, eps, r.rows, r.L, r.f, m.f, idx, adv.f, NULL, em)
+                 : pv_adv_outcome_f64(est, eps, r.rows, r.L, r.d, m.d, idx, adv.d, NULL, em);
+    }
+    if (rc == PV_OK)
+        rc = s_prover(c, &adv, &m, f32, em);
+    if (rc == PV_OK) {
+        json_object_set_new(out, "advantages", s_json_mat(&adv, f32));
+        json_object_set_new(out, "returns", s_json_mat(&adv, f32));
+        json_object_set_new(out, "estimator", json_string(pv_adv_estimator_name(est)));
+    }
+    for (size_t i = 0; anchors && i < r.rows; i++)
+        free(anchors[i]);
+    free(anchors);
+    free(alen);
+    free(sg);
+    free(idx);
+    s_mat_free(&r);
+    s_mat_free(&m);
+    s_mat_free(&adv);
+    s_mat_free(&sr);
+    return rc;
+}
+
+static pv_err_t s_agg_opts(const json_t *c, pv_agg_opts_t *a, pv_errmsg_t *em)
+{
+    memset(a, 0, sizeof *a);
+    a->dp_size = (int)s_num(c, "dp_size", 1);
+    a->batch_num_tokens = s_num(c, "batch_num_tokens", 0);
+    a->global_batch_size = s_num(c, "global_batch_size", 0);
+    a->loss_scale_factor = s_num(c, "loss_scale_factor", 0);
+    return pv_loss_agg_parse(s_str(c, "loss_agg_mode", "token-mean"), &a->mode, em);
+}
+
+static pv_err_t s_pg_loss(const json_t *c, bool f32, json_t *out, pv_errmsg_t *em)
+{
+    s_mat_t old = {0}, lp = {0}, adv = {0}, m = {0}, g = {0};
+    const json_t *cfg = json_object_get(c, "config");
+    pv_pg_opts_t o = pv_pg_opts_default();
+    o.clip_ratio = s_num(cfg, "clip_ratio", 0.2);
+    o.clip_ratio_low = s_num(cfg, "clip_ratio_low", -1);
+    o.clip_ratio_high = s_num(cfg, "clip_ratio_high", -1);
+    o.clip_ratio_c = s_num(cfg, "clip_ratio_c", 3.0);
+    pv_err_t rc = s_agg_opts(c, &o.agg, em);
+    if (rc == PV_OK)
+        rc = s_get_mat(c, "old_log_prob", false, &old, em);
+    if (rc == PV_OK)
+        rc = s_get_mat(c, "log_prob", false, &lp, em);
+    if (rc == PV_OK)
+        rc = s_get_mat(c, "advantages", false, &adv, em);
+    if (rc == PV_OK)
+        rc = s_get_mat(c, "response_mask", false, &m, em);
+    if (rc == PV_OK)
+        rc = s_same_shape(&old, &lp, "old_log_prob", "log_prob", em);
+    if (rc == PV_OK)
+        rc = s_same_shape(&old, &adv, "old_log_prob", "advantages", em);
+    if (rc == PV_OK)
+        rc = s_same_shape(&old, &m, "old_log_prob", "response_mask", em);
+    if (rc == PV_OK)
+        rc = s_alloc(&g, old.rows, old.L, em);
+    pv_pg_metrics_t met;
+    double loss = 0;
+    if (rc == PV_OK && f32) {
+        float lf;
+        rc = pv_policy_loss_f32(&o, old.rows, old.L, old.f, lp.f, adv.f, m.f, &lf, &met, g.f, em);
+        loss = lf;
+    } else if (rc == PV_OK) {
+        rc = pv_policy_loss_f64(&o, old.rows, old.L, old.d, lp.d, adv.d, m.d, &loss, &met, g.d, em);
+    }
+    if (rc == PV_OK) {
+        json_object_set_new(out, "pg_loss", json_real(loss));
+        json_t *mt = json_object();
+        json_object_set_new(mt, "actor/pg_clipfrac", json_real(met.pg_clipfrac));
+        json_object_set_new(mt, "actor/ppo_kl", json_real(met.ppo_kl));
+        json_object_set_new(mt, "actor/pg_clipfrac_lower", json_real(met.pg_clipfrac_lower));
+        json_object_set_new(out, "metrics", mt);
+        json_object_set_new(out, "grad_wrt_log_prob", s_json_mat(&g, f32));
+    }
+    s_mat_free(&old);
+    s_mat_free(&lp);
+    s_mat_free(&adv);
+    s_mat_free(&m);
+    s_mat_free(&g);
+    return rc;
+}
+
+static pv_err_t s_agg(const json_t *c, bool f32, json_t *out, pv_errmsg_t *em)
+{
+    s_mat_t l = {0}, m = {0};
+    pv_agg_opts_t o;
+    pv_err_t rc = s_agg_opts(c, &o, em);
+    if (rc == PV_OK)
+        rc = s_get_mat(c, "loss_mat", false, &l, em);
+    if (rc == PV_OK)
+        rc = s_get_mat(c, "loss_mask", false, &m, em);
+    if (rc == PV_OK)
+        rc = s_same_shape(&l, &m, "loss_mat", "loss_mask", em);
+    if (rc == PV_OK)
+        json_object_set_new(out, "loss",
+                            json_real(f32 ? (double)pv_agg_loss_f32(&o, l.rows, l.L, l.f, m.f, NULL)
+                                          : pv_agg_loss_f64(&o, l.rows, l.L, l.d, m.d, NULL)));
+    s_mat_free(&l);
+    s_mat_free(&m);
+    return rc;
+}
+
+static pv_err_t s_kl(const json_t *c, bool f32, json_t *out, pv_errmsg_t *em)
+{
+    s_mat_t lp = {0}, ref = {0}, kl = {0}, g = {0};
+    pv_kl_spec_t spec;
+    pv_err_t rc = pv_kl_parse(s_str(c, "kl_penalty", "kl"), &spec, em);
+    if (rc == PV_OK)
+        rc = s_get_mat(c, "logprob", false, &lp, em);
+    if (rc == PV_OK)
+        rc = s_get_mat(c, "ref_logprob", false, &ref, em);
+    if (rc == PV_OK)
+        rc = s_same_shape(&lp, &ref, "logprob", "ref_logprob", em);
+    if (rc == PV_OK)
+        rc = s_alloc(&kl, lp.rows, lp.L, em);
+    if (rc == PV_OK)
+        rc = s_alloc(&g, lp.rows, lp.L, em);
+    if (rc == PV_OK) {
+        size_t n = lp.rows * lp.L;
+        if (f32)
+            pv_kl_f32(spec, n, lp.f, ref.f, kl.f, g.f);
+        else
+            pv_kl_f64(spec, n, lp.d, ref.d, kl.d, g.d);
+        json_object_set_new(out, "kl", s_json_mat(&kl, f32));
+        json_object_set_new(out, "grad_wrt_logprob_of_sum", s_json_mat(&g, f32));
+    }
+    s_mat_free(&lp);
+    s_mat_free(&ref);
+    s_mat_free(&kl);
+    s_mat_free(&g);
+    return rc;
+}
+
+static pv_err_t s_returns(const json_t *c, json_t *out, pv_errmsg_t *em)
+{
+    s_mat_t r = {0}, ret = {0};
+    int64_t *uid = NULL;
+    pv_err_t rc = s_get_mat(c, "rewards", true, &r, em);
+    if (rc == PV_OK)
+        rc = s_alloc(&ret, r.rows, 1, em);
+    if (rc == PV_OK && !(uid = calloc(r.rows, sizeof *uid)))
+        rc = pv_errf(em, PV_ERR_NOMEM, "no memory for traj_uid");
+    if (rc == PV_OK)
+        rc = s_get_ids(c, "traj_uid", r.rows, uid, NULL, NULL, em);
+    if (rc == PV_OK) {
+        pv_step_discounted_returns(r.rows, r.f, uid, s_num(c, "gamma", 0.95), ret.f);
+        json_t *a = json_array();
+        for (size_t i = 0; i < r.rows; i++)
+            json_array_append_new(a, json_real(ret.f[i]));
+        json_object_set_new(out, "step_returns", a);
+    }
+    free(uid);
+    s_mat_free(&r);
+    s_mat_free(&ret);
+    return rc;
+}
+
+static pv_err_t s_step_groups(const json_t *c, json_t *out, pv_errmsg_t *em)
+{
+    size_t rows = json_array_size(json_object_get(c, "anchor_obs"));
+    if (!rows)
+        return pv_errf(em, PV_ERR_PARSE, "'anchor_obs' must be a non-empty array");
+    int64_t *idx = calloc(rows, sizeof *idx), *lab = calloc(rows, sizeof *lab);
+    char **anchors = calloc(rows, sizeof *anchors);
+    size_t *alen = calloc(rows, sizeof *alen);
+    pv_err_t rc = idx && lab && anchors && alen ? PV_OK : pv_errf(em, PV_ERR_NOMEM, "no memory");
+    if (rc == PV_OK)
+        rc = s_get_ids(c, "index", rows, idx, NULL, NULL, em);
+    if (rc == PV_OK)
+        rc = s_get_ids(c, "anchor_obs", rows, lab, anchors, alen, em);
+    if (rc == PV_OK)
+        rc = pv_gigpo_step_groups(rows, (const char *const *)anchors, alen, idx,
+                                  s_bool(c, "enable_similarity", false),
+                                  s_num(c, "similarity_thresh", 0.95), lab, em);
+    if (rc == PV_OK) {
+        json_t *a = json_array();
+        for (size_t i = 0; i < rows; i++)
+            json_array_append_new(a, json_integer(lab[i]));
+        json_object_set_new(out, "step_group_labels_first_occurrence", a);
+    }
+    for (size_t i = 0; anchors && i < rows; i++)
+        free(anchors[i]);
+    free(anchors);
+    free(alen);
+    free(idx);
+    free(lab);
+    return rc;
+}
+
+pv_err_t pv_verl_case_eval(const json_t *c, const char *estimator, bool f32, json_t **out,
+                           pv_errmsg_t *em)
+{
+    if (json_is_object(c) && json_is_object(json_object_get(c, "inputs")))
+        c = json_object_get(c, "inputs");
+    if (!json_is_object(c))
+        return pv_errf(em, PV_ERR_PARSE, "a case must be a JSON object");
+    json_t *o = json_object();
+    if (!o)
+        return pv_errf(em, PV_ERR_NOMEM, "no memory");
+    pv_err_t rc;
+    if (json_object_get(c, "token_level_rewards"))
+        rc = s_advantage(c, estimator, f32, o, em);
+    else if (json_object_get(c, "old_log_prob"))
+        rc = s_pg_loss(c, f32, o, em);
+    else if (json_object_get(c, "loss_mat"))
+        rc = s_agg(c, f32, o, em);
+    else if (json_object_get(c, "ref_logprob"))
+        rc = s_kl(c, f32, o, em);
+    else if (json_object_get(c, "traj_uid"))
+        rc = s_returns(c, o, em);
+    else if (json_object_get(c, "anchor_obs"))
+        rc = s_step_groups(c, o, em);
+    else
+        rc = pv_errf(em, PV_ERR_PARSE,
+                     "unrecognised case: expected token_level_rewards, old_log_prob, loss_mat, "
+                     "ref_logprob, traj_uid or anchor_obs");
+    if (rc != PV_OK) {
+        json_decref(o);
+        return rc;
+    }
+    *out = o;
+    return PV_OK;
+}

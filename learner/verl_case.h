@@ -1,0 +1,39 @@
+/* verl_case.h - evaluate one case written in verl's tensor convention (JSON), the engine of
+ * prover-adv and of the golden tests.
+ *
+ * A case is a JSON object (or {"inputs": {...}} as in ../shared/golden) whose keys pick the
+ * function, with verl's argument names:
+ *   token_level_rewards, response_mask, index [, norm_adv_by_std_in_grpo, epsilon,
+ *       adv_estimator, prover]                       -> {"advantages", "returns"}
+ *   + step_rewards, anchor_obs [, traj_index, step_advantage_w, mode, enable_similarity,
+ *       similarity_thresh]                           -> GiGPO {"advantages"}
+ *   old_log_prob, log_prob, advantages, response_mask, loss_agg_mode, config{clip_ratio,
+ *       clip_ratio_low, clip_ratio_high, clip_ratio_c} -> {"pg_loss", "metrics",
+ *       "grad_wrt_log_prob"}
+ *   loss_mat, loss_mask, loss_agg_mode [, dp_size, batch_num_tokens, global_batch_size,
+ *       loss_scale_factor]                           -> {"loss"}
+ *   logprob, ref_logprob, kl_penalty                 -> {"kl", "grad_wrt_logprob_of_sum"}
+ *   rewards, traj_uid, gamma                         -> {"step_returns"}
+ *   anchor_obs, index [, enable_similarity, similarity_thresh]
+ *                                                    -> {"step_group_labels_first_occurrence"}
+ * The estimator is `estimator` when not NULL, else the case's "adv_estimator", else grpo
+ * (drgrpo when norm_adv_by_std_in_grpo is false). "prover": {"lambda", "sign", "apply",
+ * "segments": [{"row", "t0", "t1", "delta"}]} applies ProVer credit to the advantages.
+ * Matrices are arrays of equal-length arrays of numbers; `index`-like arrays hold strings or
+ * integers (equal values = same group).
+ */
+#ifndef PV_LEARNER_VERL_CASE_H
+#define PV_LEARNER_VERL_CASE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "common/err.h"
+
+/* Evaluate `c` in float32 (`f32`) or float64; *out receives a new JSON object owned by the
+ * caller. Errors: PV_ERR_PARSE (missing or mistyped field, ragged matrix, shape mismatch),
+ * PV_ERR_LIMIT (more than 10^7 values), the computation's own errors; `em` names the field. */
+pv_err_t pv_verl_case_eval(const json_t *c, const char *estimator, bool f32, json_t **out,
+                           pv_errmsg_t *em);
+
+#endif
