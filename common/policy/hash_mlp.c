@@ -1,0 +1,432 @@
+/* hash_mlp.c - the first policy kind: hashed word / bigram features -> embeddings -> a small
+ * MLP -> one score per admissible action -> softmax (DESIGN.md section 4).
+ *
+ * With D = embed_dim, H = hidden_dim, W = history_window, E the (n_buckets, D) embedding
+ * table and mean_E[ids] the mean of the rows of a feature list (0 for an empty list):
+ *   context, once per decision:
+ *     e_T = mean_E[task unigrams + bigrams]
+ *     e_O = mean_E[current observation unigrams + bigrams]
+ *     e_H = mean_E[unigrams of the W history entries before the current observation,
+ *                  action and observation entries tagged apart]
+ *     c   = [e_T, e_O, e_H]                                                   (3D)
+ *   candidate j:
+ *     u_C = mean_E[its unigrams, bigrams and first word ("verb")]
+ *     u_X = mean_E[cross features: verb x number of its content words (not digits, not
+ *           stop words) found in the task / the current observation / the actions of the
+ *           window (each capped at 3); verb x how often this exact action was already taken
+ *           in the WHOLE history (capped at 3); verb x "equals the previous action"]
+ *     x_j = [u_C, u_X, e_T * u_C, e_H * u_C]                                   (4D)
+ *     z_j = W1 [c; x_j] + b1 (H),  s_j = w2 . relu(z_j)
+ *   p = softmax(s); entropy = -sum p log p.
+ * Tensors: embed (n_buckets, D), w1 (H, 7D), b1 (H), w2 (H). The context half of W1 c + b1
+ * is computed once per decision, so a candidate costs about 8 D H multiply-adds.
+ * Initialisation: embed ~ N(0, 1) (torch.nn.Embedding), w1, b1 ~ U(+-1/sqrt(7D)) and
+ * w2 ~ U(+-1/sqrt(H)) (torch.nn.Linear), from a PCG32 stream seeded with spec.seed.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/policy/featurize.h"
+#include "common/policy/nn.h"
+#include "common/policy/policy_impl.h"
+
+#define S_TASK_WORDS 64
+#define S_OBS_WORDS  256
+#define S_HIST_WORDS 128 /* per history entry */
+#define S_CAND_WORDS 32
+#define S_CAND_IDS   (2 * S_CAND_WORDS + 1) /* unigrams + bigrams + verb */
+#define S_X_IDS      5
+#define S_MAX_WINDOW 64
+
+/* feature tags (field x type) */
+enum {
+    S_TAG_T1 = 0x101,
+    S_TAG_T2,
+    S_TAG_O1,
+    S_TAG_O2,
+    S_TAG_HA,
+    S_TAG_HO,
+    S_TAG_C1,
+    S_TAG_C2,
+    S_TAG_CV,
+    S_TAG_XT,
+    S_TAG_XO,
+    S_TAG_XH,
+    S_TAG_REP,
+    S_TAG_LAST,
+};
+
+static const char *const s_stop[] = {"a",    "an", "the",  "to",   "from", "in", "on",
+                                     "with", "at", "into", "onto", "of",   "and"};
+#define S_N_STOP (sizeof s_stop / sizeof s_stop[0])
+
+typedef struct s_work {
+    size_t D, H, max_cands;
+    uint64_t stop[S_N_STOP];
+    pv_word_t words[S_OBS_WORDS]; /* tokenizer scratch */
+    /* context */
+    uint32_t *ctx_ids; /* T ids, then O ids, then H ids */
+    size_t n_t, n_o, n_h;
+    uint64_t tset[S_TASK_WORDS], oset[S_OBS_WORDS], *hset;
+    size_t n_tset, n_oset, n_hset;
+    float *ctx; /* (3D) */
+    float *pre; /* (H) b1 + W1[:, :3D] c */
+    /* candidates */
+    uint32_t *cand_ids; /* (max_cands, S_CAND_IDS + S_X_IDS) */
+    uint8_t *n_c, *n_x; /* (max_cands) */
+    float *xc;          /* (max_cands, 4D) */
+    float *z;           /* (max_cands, H) */
+    float *s, *logp;    /* (max_cands) */
+    size_t n;
+    float entropy;
+    int cached;    /* a forward is cached */
+    size_t chosen; /* token of the cached forward, or SIZE_MAX */
+    /* backward scratch */
+    float *dctx, *dzsum, *dz, *dh, *dxc, *ds;
+    uint32_t token;
+    float token_logp;
+} s_work_t;
+
+/* tensor indices in the table */
+enum { S_EMBED = 0, S_W1, S_B1, S_W2, S_N_TENSORS };
+
+static pv_err_t s_resolve(pv_policy_spec_t *sp, pv_errmsg_t *em)
+{
+    if (!sp->n_buckets)
+        sp->n_buckets = 1u << 15;
+    if (!sp->embed_dim)
+        sp->embed_dim = 32;
+    if (!sp->hidden_dim)
+        sp->hidden_dim = 64;
+    if (!sp->history_window)
+        sp->history_window = 8;
+    if (!sp->max_cands)
+        sp->max_cands = 512;
+    if (sp->n_buckets < 16 || sp->n_buckets > (1u << 24))
+        return pv_errf(em, PV_ERR_INVAL, "hash_mlp: n_buckets must be in [16, 2^24], got %u",
+                       sp->n_buckets);
+    if (sp->embed_dim > 1024 || sp->hidden_dim > 4096)
+        return pv_errf(em, PV_ERR_INVAL, "hash_mlp: embed_dim <= 1024 and hidden_dim <= 4096");
+    if (sp->history_window > S_MAX_WINDOW)
+        return pv_errf(em, PV_ERR_INVAL, "hash_mlp: history_window must be <= %d, got %u",
+                       S_MAX_WINDOW, sp->history_window);
+    if (sp->max_cands > 65536)
+        return pv_errf(em, PV_ERR_INVAL, "hash_mlp: max_cands must be <= 65536");
+    return PV_OK;
+}
+
+static void s_tensors(const pv_policy_spec_t *sp, pv_policy_tensor_t *t, size_t *n)
+{
+    uint64_t D = sp->embed_dim, H = sp->hidden_dim;
+    t[S_EMBED] = (pv_policy_tensor_t){.name = "embed", .ndim = 2, .shape = {sp->n_buckets, D}};
+    t[S_W1] = (pv_policy_tensor_t){.name = "w1", .ndim = 2, .shape = {H, 7 * D}};
+    t[S_B1] = (pv_policy_tensor_t){.name = "b1", .ndim = 1, .shape = {H}};
+    t[S_W2] = (pv_policy_tensor_t){.name = "w2", .ndim = 1, .shape = {H}};
+    *n = S_N_TENSORS;
+}
+
+static void s_init(pv_policy_t *p)
+{
+    pv_rng_t rng;
+    pv_rng_seed(&rng, p->spec.seed, 0x686173686d6c70ULL /* "hashmlp" */);
+    const pv_policy_tensor_t *t = p->table;
+    float *e = p->params + t[S_EMBED].offset;
+    for (size_t i = 0; i < t[S_EMBED].numel; i++)
+        e[i] = (float)pv_rng_normal(&rng);
+    float b = 1.0f / sqrtf((float)t[S_W1].shape[1]);
+    for (int k = S_W1; k <= S_B1; k++)
+        for (size_t i = 0; i < t[k].numel; i++)
+            p->params[t[k].offset + i] = (2.0f * pv_rng_uniformf(&rng) - 1.0f) * b;
+    b = 1.0f / sqrtf((float)p->spec.hidden_dim);
+    for (size_t i = 0; i < t[S_W2].numel; i++)
+        p->params[t[S_W2].offset + i] = (2.0f * pv_rng_uniformf(&rng) - 1.0f) * b;
+}
+
+static void s_work_destroy(void *w_)
+{
+    s_work_t *w = w_;
+    if (!w)
+        return;
+    free(w->ctx_ids);
+    free(w->hset);
+    free(w->ctx);
+    free(w->cand_ids);
+    free(w->n_c);
+    free(w);
+}
+
+static pv_err_t s_work_new(const pv_policy_t *p, void **out)
+{
+    const pv_policy_spec_t *sp = &p->spec;
+    s_work_t *w = calloc(1, sizeof *w);
+    if (!w)
+        return PV_ERR_NOMEM;
+    size_t D = w->D = sp->embed_dim, H = w->H = sp->hidden_dim, C = w->max_cands = sp->max_cands;
+    size_t W = sp->history_window;
+    w->ctx_ids = malloc((2 * S_TASK_WORDS + 2 * S_OBS_WORDS + W * S_HIST_WORDS) * sizeof(uint32_t));
+    w->hset = malloc((W * S_HIST_WORDS + 1) * sizeof(uint64_t));
+    /* floats: ctx 3D, pre H, dctx 3D, dzsum H, dz H, dh H, dxc 4D, then per candidate
+     * xc 4D, z H, s, logp, ds */
+    w->ctx = malloc((10 * D + 4 * H + C * (4 * D + H + 3)) * sizeof(float));
+    w->cand_ids = malloc(C * (S_CAND_IDS + S_X_IDS) * sizeof(uint32_t));
+    w->n_c = malloc(2 * C);
+    if (!w->ctx_ids || !w->hset || !w->ctx || !w->cand_ids || !w->n_c) {
+        s_work_destroy(w);
+        return PV_ERR_NOMEM;
+    }
+    w->n_x = w->n_c + C;
+    w->pre = w->ctx + 3 * D;
+    w->dctx = w->pre + H;
+    w->dzsum = w->dctx + 3 * D;
+    w->dz = w->dzsum + H;
+    w->dh = w->dz + H;
+    w->dxc = w->dh + H;
+    w->xc = w->dxc + 4 * D;
+    w->z = w->xc + C * 4 * D;
+    w->s = w->z + C * H;
+    w->logp = w->s + C;
+    w->ds = w->logp + C;
+    for (size_t i = 0; i < S_N_STOP; i++)
+        w->stop[i] = pv_feat_hash(s_stop[i], strlen(s_stop[i]));
+    w->chosen = SIZE_MAX;
+    *out = w;
+    return PV_OK;
+}
+
+static bool s_in(const uint64_t *set, size_t n, uint64_t h)
+{
+    for (size_t i = 0; i < n; i++)
+        if (set[i] == h)
+            return true;
+    return false;
+}
+
+/* Append unigram (and bigram when tag2 != 0) ids of `words` to ids; optionally record the
+ * word hashes in set. Returns the number of ids added. */
+static size_t s_ngrams(const pv_word_t *words, size_t nw, uint64_t tag1, uint64_t tag2, uint32_t nb,
+                       uint32_t *ids, uint64_t *set, size_t *n_set)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < nw; i++) {
+        ids[n++] = pv_feat_id(tag1, words[i].h, 0, nb);
+        if (tag2 && i + 1 < nw)
+            ids[n++] = pv_feat_id(tag2, words[i].h, words[i + 1].h, nb);
+        if (set)
+            set[(*n_set)++] = words[i].h;
+    }
+    return n;
+}
+
+static void s_context(const pv_policy_t *p, s_work_t *w, const pv_policy_ctx_t *ctx)
+{
+    uint32_t nb = p->spec.n_buckets;
+    size_t D = w->D, nh = ctx->n_history;
+    const float *E = p->params + p->table[S_EMBED].offset;
+    size_t nw = pv_feat_words(ctx->task_text, w->words, S_TASK_WORDS);
+    w->n_tset = 0;
+    w->n_t = s_ngrams(w->words, nw, S_TAG_T1, S_TAG_T2, nb, w->ctx_ids, w->tset, &w->n_tset);
+    nw = pv_feat_words(ctx->history[nh - 1], w->words, S_OBS_WORDS);
+    w->n_oset = 0;
+    w->n_o =
+        s_ngrams(w->words, nw, S_TAG_O1, S_TAG_O2, nb, w->ctx_ids + w->n_t, w->oset, &w->n_oset);
+    uint32_t *hid = w->ctx_ids + w->n_t + w->n_o;
+    w->n_h = w->n_hset = 0;
+    for (size_t k = 1; k <= p->spec.history_window && k < nh; k++) {
+        bool action = k % 2 == 1; /* history[nh-1] is an observation, entries alternate */
+        nw = pv_feat_words(ctx->history[nh - 1 - k], w->words, S_HIST_WORDS);
+        w->n_h += s_ngrams(w->words, nw, action ? S_TAG_HA : S_TAG_HO, 0, nb, hid + w->n_h,
+                           action ? w->hset : NULL, &w->n_hset);
+    }
+    pv_nn_embed_mean_fwd(w->ctx, E, w->ctx_ids, w->n_t, D);
+    pv_nn_embed_mean_fwd(w->ctx + D, E, w->ctx_ids + w->n_t, w->n_o, D);
+    pv_nn_embed_mean_fwd(w->ctx + 2 * D, E, hid, w->n_h, D);
+    const float *W1 = p->params + p->table[S_W1].offset, *b1 = p->params + p->table[S_B1].offset;
+    pv_nn_linear_fwd(w->pre, W1, 7 * D, b1, w->ctx, w->H, 3 * D);
+}
+
+/* Feature ids of candidate j into w->cand_ids; counts into n_c / n_x. */
+static void s_cand_features(const pv_policy_t *p, s_work_t *w, const pv_policy_ctx_t *ctx,
+                            const char *cand, size_t j)
+{
+    uint32_t nb = p->spec.n_buckets;
+    uint32_t *ids = w->cand_ids + j * (S_CAND_IDS + S_X_IDS);
+    size_t nw = pv_feat_words(cand, w->words, S_CAND_WORDS);
+    size_t n = s_ngrams(w->words, nw, S_TAG_C1, S_TAG_C2, nb, ids, NULL, NULL);
+    uint64_t verb = nw ? w->words[0].h : 0;
+    if (nw)
+        ids[n++] = pv_feat_id(S_TAG_CV, verb, 0, nb);
+    w->n_c[j] = (uint8_t)n;
+    uint64_t mt = 0, mo = 0, mh = 0, rep = 0, last = 0;
+    for (size_t i = 1; i < nw; i++) {
+        if (w->words[i].digits || s_in(w->stop, S_N_STOP, w->words[i].h))
+            continue;
+        mt += s_in(w->tset, w->n_tset, w->words[i].h);
+        mo += s_in(w->oset, w->n_oset, w->words[i].h);
+        mh += s_in(w->hset, w->n_hset, w->words[i].h);
+    }
+    size_t nh = ctx->n_history;
+    for (size_t k = 1; k < nh; k += 2) /* every earlier action, newest first */
+        if (strcmp(ctx->history[nh - 1 - k], cand) == 0) {
+            rep++;
+            last |= k == 1;
+        }
+    uint32_t *x = ids + n;
+    x[0] = pv_feat_id(S_TAG_XT, verb, mt < 3 ? mt : 3, nb);
+    x[1] = pv_feat_id(S_TAG_XO, verb, mo < 3 ? mo : 3, nb);
+    x[2] = pv_feat_id(S_TAG_XH, verb, mh < 3 ? mh : 3, nb);
+    x[3] = pv_feat_id(S_TAG_REP, verb, rep < 3 ? rep : 3, nb);
+    x[4] = pv_feat_id(S_TAG_LAST, verb, last, nb);
+    w->n_x[j] = S_X_IDS;
+}
+
+/* Forward of the whole decision: scores, log-probs and entropy cached in w. */
+static void s_forward(const pv_policy_t *p, const pv_policy_ctx_t *ctx, const char *const *cands,
+                      size_t n, s_work_t *w)
+{
+    size_t D = w->D, H = w->H;
+    const float *E = p->params + p->table[S_EMBED].offset;
+    const float *W1 = p->params + p->table[S_W1].offset;
+    const float *w2 = p->params + p->table[S_W2].offset;
+    s_context(p, w, ctx);
+    for (size_t j = 0; j < n; j++) {
+        s_cand_features(p, w, ctx, cands[j], j);
+        const uint32_t *ids = w->cand_ids + j * (S_CAND_IDS + S_X_IDS);
+        float *x = w->xc + j * 4 * D, *z = w->z + j * H;
+        pv_nn_embed_mean_fwd(x, E, ids, w->n_c[j], D);                 /* u_C */
+        pv_nn_embed_mean_fwd(x + D, E, ids + w->n_c[j], w->n_x[j], D); /* u_X */
+        pv_nn_mul_fwd(x + 2 * D, w->ctx, x, D);                        /* e_T * u_C */
+        pv_nn_mul_fwd(x + 3 * D, w->ctx + 2 * D, x, D);                /* e_H * u_C */
+        pv_nn_linear_fwd(z, W1 + 3 * D, 7 * D, w->pre, x, H, 4 * D);
+        pv_nn_relu_fwd(w->dh, z, H);
+        w->s[j] = pv_nn_dot(w2, w->dh, H);
+    }
+    w->entropy = pv_nn_log_softmax_fwd(w->logp, w->s, n);
+    w->n = n;
+    w->cached = 1;
+    w->chosen = SIZE_MAX;
+}
+
+static pv_err_t s_act(const pv_policy_t *p, const pv_policy_ctx_t *ctx, const char *const *cands,
+                      size_t n, pv_rng_t *rng, void *w_, pv_policy_step_t *out)
+{
+    s_work_t *w = w_;
+    s_forward(p, ctx, cands, n, w);
+    size_t c = 0;
+    if (rng) {
+        double u = pv_rng_uniform(rng), acc = 0.0;
+        c = n - 1; /* rounding: the last candidate takes what is left */
+        for (size_t j = 0; j < n; j++) {
+            acc += exp((double)w->logp[j]);
+            if (u < acc) {
+                c = j;
+                break;
+            }
+        }
+    } else {
+        for (size_t j = 1; j < n; j++)
+            if (w->logp[j] > w->logp[c])
+                c = j;
+    }
+    w->chosen = c;
+    w->token = (uint32_t)c;
+    w->token_logp = w->logp[c];
+    *out = (pv_policy_step_t){.choice = c,
+                              .logprob = w->logp[c],
+                              .entropy = w->entropy,
+                              .n_tokens = 1,
+                              .tokens = &w->token,
+                              .token_logprobs = &w->token_logp};
+    return PV_OK;
+}
+
+static pv_err_t s_logprobs(const pv_policy_t *p, const pv_policy_ctx_t *ctx,
+                           const char *const *cands, size_t n, void *w_, float *logp,
+                           float *entropy)
+{
+    s_work_t *w = w_;
+    s_forward(p, ctx, cands, n, w);
+    memcpy(logp, w->logp, n * sizeof *logp);
+    if (entropy)
+        *entropy = w->entropy;
+    return PV_OK;
+}
+
+static pv_err_t s_fwd_tokens(const pv_policy_t *p, const pv_policy_ctx_t *ctx,
+                             const char *const *cands, size_t n, const uint32_t *tokens,
+                             size_t n_tokens, void *w_, float *logp_out, float *ent_out)
+{
+    s_work_t *w = w_;
+    if (n_tokens != 1 || tokens[0] >= n)
+        return PV_ERR_RANGE;
+    s_forward(p, ctx, cands, n, w);
+    w->chosen = tokens[0];
+    logp_out[0] = w->logp[tokens[0]];
+    if (ent_out)
+        ent_out[0] = w->entropy;
+    return PV_OK;
+}
+
+static pv_err_t s_backward(const pv_policy_t *p, void *w_, const float *dlogp, const float *dent,
+                           float *grad)
+{
+    s_work_t *w = w_;
+    if (!w->cached || w->chosen == SIZE_MAX)
+        return PV_ERR_STATE;
+    size_t D = w->D, H = w->H, n = w->n;
+    const float *W1 = p->params + p->table[S_W1].offset;
+    const float *w2 = p->params + p->table[S_W2].offset;
+    float *gE = grad + p->table[S_EMBED].offset, *gW1 = grad + p->table[S_W1].offset;
+    float *gb1 = grad + p->table[S_B1].offset, *gw2 = grad + p->table[S_W2].offset;
+    memset(w->ds, 0, n * sizeof *w->ds);
+    pv_nn_log_softmax_bwd(w->ds, w->logp, n, w->chosen, dlogp[0], dent ? dent[0] : 0.0f,
+                          w->entropy);
+    memset(w->dctx, 0, 3 * D * sizeof(float));
+    memset(w->dzsum, 0, H * sizeof(float));
+    const float *eT = w->ctx, *eH = w->ctx + 2 * D;
+    for (size_t j = 0; j < n; j++) {
+        float dsj = w->ds[j];
+        if (dsj == 0.0f)
+            continue;
+        const float *z = w->z + j * H, *x = w->xc + j * 4 * D;
+        const uint32_t *ids = w->cand_ids + j * (S_CAND_IDS + S_X_IDS);
+        /* s_j = w2 . relu(z_j) */
+        pv_nn_relu_fwd(w->dh, z, H);
+        for (size_t h = 0; h < H; h++) {
+            gw2[h] += dsj * w->dh[h];
+            w->dh[h] = dsj * w2[h];
+        }
+        memset(w->dz, 0, H * sizeof(float));
+        pv_nn_relu_bwd(w->dz, z, w->dh, H);
+        for (size_t h = 0; h < H; h++)
+            w->dzsum[h] += w->dz[h];
+        /* z_j = pre + W1[:, 3D:] x_j */
+        memset(w->dxc, 0, 4 * D * sizeof(float));
+        pv_nn_linear_bwd(w->dxc, gW1 + 3 * D, NULL, W1 + 3 * D, 7 * D, x, w->dz, H, 4 * D);
+        /* x_j = [u_C, u_X, e_T * u_C, e_H * u_C] */
+        float *du = w->dxc; /* reuse: du_C accumulates in dxc[0:D] */
+        pv_nn_mul_bwd(w->dctx, du, eT, x, w->dxc + 2 * D, D);
+        pv_nn_mul_bwd(w->dctx + 2 * D, du, eH, x, w->dxc + 3 * D, D);
+        pv_nn_embed_mean_bwd(gE, du, ids, w->n_c[j], D);
+        pv_nn_embed_mean_bwd(gE, w->dxc + D, ids + w->n_c[j], w->n_x[j], D);
+    }
+    /* pre = b1 + W1[:, :3D] c */
+    pv_nn_linear_bwd(w->dctx, gW1, gb1, W1, 7 * D, w->ctx, w->dzsum, H, 3 * D);
+    pv_nn_embed_mean_bwd(gE, w->dctx, w->ctx_ids, w->n_t, D);
+    pv_nn_embed_mean_bwd(gE, w->dctx + D, w->ctx_ids + w->n_t, w->n_o, D);
+    pv_nn_embed_mean_bwd(gE, w->dctx + 2 * D, w->ctx_ids + w->n_t + w->n_o, w->n_h, D);
+    return PV_OK;
+}
+
+const pv_policy_ops_t pv_policy_hash_mlp_ops = {
+    .kind = "hash_mlp",
+    .resolve = s_resolve,
+    .tensors = s_tensors,
+    .init = s_init,
+    .work_new = s_work_new,
+    .work_destroy = s_work_destroy,
+    .act = s_act,
+    .logprobs = s_logprobs,
+    .forward = s_fwd_tokens,
+    .backward = s_backward,
+};

@@ -1,0 +1,23 @@
+/* bc.h - behaviour cloning (SFT warm start) from expert demonstrations, with the same model,
+ * trainer and Adam as the RL update.
+ *
+ * The demonstrations are trajectories (batch.h) whose step tokens are the expert's choices.
+ * Loss: token-mean negative log-likelihood L = -1/N sum_steps log p(expert token | context),
+ * i.e. dL/dlogp = -1/N per token through pv_policy_backward, then one pv_adam_step (the
+ * supervised fine-tuning objective of Ouyang et al. 2022, arXiv:2203.02155, on our tokens).
+ */
+#ifndef PV_LEARNER_BC_H
+#define PV_LEARNER_BC_H
+
+#include <stddef.h>
+
+#include "common/err.h"
+#include "learner/update.h"
+
+/* One step on all steps of `demos` (n trajectories). *loss receives the mean NLL before the
+ * step, *accuracy (may be NULL) the share of steps whose argmax is the expert's token.
+ * Bumps the policy version. Errors: PV_ERR_INVAL (no step), the policy's errors. */
+pv_err_t pv_bc_step(pv_trainer_t *t, const pv_traj_t *demos, size_t n, double *loss,
+                    double *accuracy, pv_errmsg_t *em);
+
+#endif

@@ -1,0 +1,214 @@
+/* train_ckpt.c - run checkpoints as safetensors; see train_ckpt.h. */
+#include "learner/train_ckpt.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/checkpoint.h"
+
+#define S_MAX_T    16 /* tensors per policy (policy_impl.h's PV_POLICY_MAX_TENSORS) */
+#define S_NAME_CAP 64
+#define S_NUM_CAP  40
+
+static const char *const s_prefix[3] = {"policy.", "adam.m.", "adam.v."};
+
+pv_err_t pv_ckpt_save(const char *path, const pv_policy_t *p, pv_adam_t *adam,
+                      const pv_run_meta_t *meta, pv_errmsg_t *em)
+{
+    size_t nt = pv_policy_n_tensors(p);
+    if (nt > S_MAX_T || meta->n_rngs > PV_CKPT_MAX_RNGS)
+        return pv_errf(em, PV_ERR_INVAL, "checkpoint: too many tensors or RNGs");
+    pv_st_tensor_t t[3 * S_MAX_T];
+    char names[3 * S_MAX_T][S_NAME_CAP];
+    size_t n = 0;
+    const float *bufs[3] = {pv_policy_params_const(p), adam ? pv_adam_m(adam) : NULL,
+                            adam ? pv_adam_v(adam) : NULL};
+    for (int k = 0; k < (adam ? 3 : 1); k++)
+        for (size_t i = 0; i < nt; i++, n++) {
+            const pv_policy_tensor_t *pt = pv_policy_tensor(p, i);
+            snprintf(names[n], S_NAME_CAP, "%s%s", s_prefix[k], pt->name);
+            t[n] = (pv_st_tensor_t){.name = names[n],
+                                    .dtype = PV_ST_F32,
+                                    .ndim = pt->ndim,
+                                    .data = bufs[k] + pt->offset};
+            memcpy(t[n].shape, pt->shape, pt->ndim * sizeof(uint64_t));
+        }
+    const pv_policy_spec_t *sp = pv_policy_spec(p);
+    char num[16 + PV_CKPT_MAX_RNGS][S_NUM_CAP], rkey[PV_CKPT_MAX_RNGS][16];
+    pv_st_meta_t m[32 + PV_CKPT_MAX_RNGS];
+    size_t nm = 0, nn = 0;
+#define S_META_U64(key, v)                                                                         \
+    do {                                                                                           \
+        snprintf(num[nn], S_NUM_CAP, "%" PRIu64, (uint64_t)(v));                                   \
+        m[nm++] = (pv_st_meta_t){key, num[nn++]};                                                  \
+    } while (0)
+    m[nm++] = (pv_st_meta_t){"format", "prover-checkpoint"};
+    m[nm++] = (pv_st_meta_t){"format_version", "1"};
+    m[nm++] = (pv_st_meta_t){"policy.kind", sp->kind};
+    S_META_U64("policy.n_buckets", sp->n_buckets);
+    S_META_U64("policy.embed_dim", sp->embed_dim);
+    S_META_U64("policy.hidden_dim", sp->hidden_dim);
+    S_META_U64("policy.history_window", sp->history_window);
+    S_META_U64("policy.max_cands", sp->max_cands);
+    S_META_U64("policy.seed", sp->seed);
+    S_META_U64("step", meta->step);
+    S_META_U64("policy_version", pv_policy_version(p));
+    S_META_U64("rng.count", meta->n_rngs);
+    if (adam) {
+        S_META_U64("adam.t", pv_adam_t_step(adam));
+        snprintf(num[nn], S_NUM_CAP, "%.17g", pv_adam_opts(adam)->lr);
+        m[nm++] = (pv_st_meta_t){"adam.lr", num[nn++]};
+    }
+#undef S_META_U64
+    m[nm++] = (pv_st_meta_t){"config", meta->config ? meta->config : ""};
+    for (size_t i = 0; i < meta->n_rngs; i++) {
+        snprintf(rkey[i], sizeof rkey[i], "rng.%zu", i);
+        snprintf(num[nn], S_NUM_CAP, "%016" PRIx64 ":%016" PRIx64, meta->rngs[i].state,
+                 meta->rngs[i].inc);
+        m[nm++] = (pv_st_meta_t){rkey[i], num[nn++]};
+    }
+    return pv_st_write(path, t, n, m, nm, em);
+}
+
+static pv_err_t s_meta_u64(const pv_st_file_t *f, const char *path, const char *key, uint64_t *out,
+                           pv_errmsg_t *em)
+{
+    const char *v = pv_st_meta(f, key);
+    char *end = NULL;
+    if (v && *v)
+        *out = strtoull(v, &end, 10);
+    if (!v || !*v || *end)
+        return pv_errf(em, PV_ERR_DATA, "%s: metadata '%s' missing or not an integer", path, key);
+    return PV_OK;
+}
+
+static pv_err_t s_open_checked(const char *path, pv_st_file_t **f, pv_errmsg_t *em)
+{
+    pv_err_t rc = pv_st_open(path, f, em);
+    if (rc != PV_OK)
+        return rc;
+    const char *fmt = pv_st_meta(*f, "format"), *ver = pv_st_meta(*f, "format_version");
+    if (!fmt || strcmp(fmt, "prover-checkpoint") != 0 || !ver || strcmp(ver, "1") != 0) {
+        pv_st_close(f);
+        return pv_errf(em, PV_ERR_VERSION, "%s: not a prover checkpoint of format version 1", path);
+    }
+    return PV_OK;
+}
+
+pv_err_t pv_ckpt_read_spec(const char *path, pv_policy_spec_t *spec, char *kind_buf,
+                           size_t kind_cap, pv_errmsg_t *em)
+{
+    pv_st_file_t *f = NULL;
+    pv_err_t rc = s_open_checked(path, &f, em);
+    if (rc != PV_OK)
+        return rc;
+    const char *kind = pv_st_meta(f, "policy.kind");
+    uint64_t v[6];
+    static const char *const keys[6] = {"policy.n_buckets",  "policy.embed_dim",
+                                        "policy.hidden_dim", "policy.history_window",
+                                        "policy.max_cands",  "policy.seed"};
+    if (!kind)
+        rc = pv_errf(em, PV_ERR_DATA, "%s: metadata 'policy.kind' missing", path);
+    for (int i = 0; rc == PV_OK && i < 6; i++) {
+        rc = s_meta_u64(f, path, keys[i], &v[i], em);
+        if (rc == PV_OK && i < 5 && v[i] > UINT32_MAX)
+            rc = pv_errf(em, PV_ERR_DATA, "%s: metadata '%s' out of range", path, keys[i]);
+    }
+    if (rc == PV_OK) {
+        snprintf(kind_buf, kind_cap, "%s", kind);
+        *spec = (pv_policy_spec_t){.kind = kind_buf,
+                                   .n_buckets = (uint32_t)v[0],
+                                   .embed_dim = (uint32_t)v[1],
+                                   .hidden_dim = (uint32_t)v[2],
+                                   .history_window = (uint32_t)v[3],
+                                   .max_cands = (uint32_t)v[4],
+                                   .seed = v[5]};
+    }
+    pv_st_close(&f);
+    return rc;
+}
+
+/* The tensor `prefix``name` with the shape of table entry pt, or NULL + error. */
+static const pv_st_tensor_t *s_match(const pv_st_file_t *f, const char *path, const char *prefix,
+                                     const pv_policy_tensor_t *pt, pv_err_t *rc, pv_errmsg_t *em)
+{
+    char name[S_NAME_CAP];
+    snprintf(name, sizeof name, "%s%s", prefix, pt->name);
+    const pv_st_tensor_t *t = pv_st_find(f, name);
+    if (!t) {
+        *rc = pv_errf(em, PV_ERR_DATA, "%s: tensor '%s' missing", path, name);
+        return NULL;
+    }
+    int same = t->dtype == PV_ST_F32 && t->ndim == pt->ndim;
+    for (uint32_t d = 0; same && d < t->ndim; d++)
+        same = t->shape[d] == pt->shape[d];
+    if (!same) {
+        *rc = pv_errf(em, PV_ERR_DATA,
+                      "%s: tensor '%s' has another dtype or shape than the "
+                      "policy's",
+                      path, name);
+        return NULL;
+    }
+    return t;
+}
+
+pv_err_t pv_ckpt_load(const char *path, pv_policy_t *p, pv_adam_t *adam, pv_run_meta_t *meta,
+                      char *config_buf, size_t config_cap, pv_errmsg_t *em)
+{
+    pv_st_file_t *f = NULL;
+    pv_err_t rc = s_open_checked(path, &f, em);
+    if (rc != PV_OK)
+        return rc;
+    size_t nt = pv_policy_n_tensors(p);
+    const pv_st_tensor_t *found[3][S_MAX_T] = {{0}};
+    for (int k = 0; rc == PV_OK && k < (adam ? 3 : 1); k++)
+        for (size_t i = 0; rc == PV_OK && i < nt && i < S_MAX_T; i++)
+            found[k][i] = s_match(f, path, s_prefix[k], pv_policy_tensor(p, i), &rc, em);
+    uint64_t step = 0, version = 0, adam_t = 0, n_rngs = 0;
+    if (rc == PV_OK)
+        rc = s_meta_u64(f, path, "step", &step, em);
+    if (rc == PV_OK)
+        rc = s_meta_u64(f, path, "policy_version", &version, em);
+    if (rc == PV_OK && adam)
+        rc = s_meta_u64(f, path, "adam.t", &adam_t, em);
+    if (rc == PV_OK)
+        rc = s_meta_u64(f, path, "rng.count", &n_rngs, em);
+    if (rc == PV_OK && n_rngs > PV_CKPT_MAX_RNGS)
+        rc = pv_errf(em, PV_ERR_DATA, "%s: %" PRIu64 " RNG states (at most %d)", path, n_rngs,
+                     PV_CKPT_MAX_RNGS);
+    pv_rng_t rngs[PV_CKPT_MAX_RNGS];
+    for (size_t i = 0; rc == PV_OK && i < n_rngs; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "rng.%zu", i);
+        const char *v = pv_st_meta(f, key);
+        int used = 0;
+        if (!v ||
+            sscanf(v, "%16" SCNx64 ":%16" SCNx64 "%n", &rngs[i].state, &rngs[i].inc, &used) != 2 ||
+            v[used] != '\0' || (rngs[i].inc & 1u) == 0)
+            rc = pv_errf(em, PV_ERR_DATA, "%s: metadata '%s' is not <hex>:<odd hex>", path, key);
+    }
+    if (rc == PV_OK) { /* everything validated: commit */
+        float *bufs[3] = {pv_policy_params(p), adam ? pv_adam_m(adam) : NULL,
+                          adam ? pv_adam_v(adam) : NULL};
+        for (int k = 0; k < (adam ? 3 : 1); k++)
+            for (size_t i = 0; i < nt; i++)
+                memcpy(bufs[k] + pv_policy_tensor(p, i)->offset, found[k][i]->data,
+                       found[k][i]->nbytes);
+        pv_policy_set_version(p, version);
+        if (adam)
+            pv_adam_set_t_step(adam, adam_t);
+        if (meta) {
+            meta->step = step;
+            meta->n_rngs = (size_t)n_rngs;
+            memcpy(meta->rngs, rngs, (size_t)n_rngs * sizeof *rngs);
+            meta->config = NULL;
+        }
+        if (config_buf && config_cap)
+            snprintf(config_buf, config_cap, "%s",
+                     pv_st_meta(f, "config") ? pv_st_meta(f, "config") : "");
+    }
+    pv_st_close(&f);
+    return rc;
+}

@@ -1,0 +1,50 @@
+/* train_ckpt.h - a training run's checkpoint: policy, Adam moments and run metadata in one
+ * safetensors file (common/checkpoint.h), so numpy / torch users can read the weights and a
+ * run can resume bit-identically.
+ *
+ * Tensors: "policy.<name>" (F32, the policy's tensor table, in buffer order so the data
+ * section starts with the whole parameter buffer), then "adam.m.<name>" and "adam.v.<name>"
+ * when an optimiser is saved. Metadata (all strings): format = "prover-checkpoint",
+ * format_version = "1", policy.kind / n_buckets / embed_dim / hidden_dim / history_window /
+ * max_cands / seed, step, policy_version, adam.t, adam.lr, config (the run's config text),
+ * rng.count and rng.<i> = "<state hex>:<inc hex>" for each saved RNG.
+ */
+#ifndef PV_LEARNER_TRAIN_CKPT_H
+#define PV_LEARNER_TRAIN_CKPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "common/policy/policy.h"
+#include "common/rng.h"
+#include "learner/adam.h"
+
+#define PV_CKPT_MAX_RNGS 16
+
+typedef struct pv_run_meta {
+    uint64_t step;                   /* training iterations done */
+    const char *config;              /* write: config text (may be NULL) */
+    pv_rng_t rngs[PV_CKPT_MAX_RNGS]; /* RNG states to resume */
+    size_t n_rngs;
+} pv_run_meta_t;
+
+/* Save `p` (its version is stored as policy_version), `adam` (may be NULL) and `meta`.
+ * Errors: PV_ERR_INVAL (too many RNGs), the writer's errors. */
+pv_err_t pv_ckpt_save(const char *path, const pv_policy_t *p, pv_adam_t *adam,
+                      const pv_run_meta_t *meta, pv_errmsg_t *em);
+
+/* Read the policy spec stored in a checkpoint (to build a matching policy). spec->kind
+ * points into `kind_buf`. Errors: the reader's, PV_ERR_DATA (missing or bad metadata). */
+pv_err_t pv_ckpt_read_spec(const char *path, pv_policy_spec_t *spec, char *kind_buf,
+                           size_t kind_cap, pv_errmsg_t *em);
+
+/* Restore parameters and version into `p` (same spec), moments and step count into `adam`
+ * (may be NULL; required to be in the file when given), and meta (step, RNGs; config copied
+ * into config_buf when not NULL, truncated to config_cap - 1). Every tensor's shape is
+ * checked against p's table; on error p and adam are unchanged. Errors: the reader's,
+ * PV_ERR_DATA (missing tensor, shape mismatch, bad metadata). */
+pv_err_t pv_ckpt_load(const char *path, pv_policy_t *p, pv_adam_t *adam, pv_run_meta_t *meta,
+                      char *config_buf, size_t config_cap, pv_errmsg_t *em);
+
+#endif

@@ -1,0 +1,143 @@
+/* update.c - trainer state and the PPO actor update; see update.h. */
+#include "learner/update.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+pv_err_t pv_trainer_init(pv_trainer_t *t, pv_policy_t *policy, const pv_policy_t *ref,
+                         pv_adam_t *adam, pv_errmsg_t *em)
+{
+    memset(t, 0, sizeof *t);
+    if (!policy || !adam || pv_adam_n(adam) != pv_policy_n_params(policy) ||
+        (ref && pv_policy_n_params(ref) != pv_policy_n_params(policy)))
+        return pv_errf(em, PV_ERR_INVAL, "trainer: policy, reference and optimiser disagree");
+    t->policy = policy;
+    t->ref = ref;
+    t->adam = adam;
+    t->grad = calloc(pv_policy_n_params(policy), sizeof *t->grad);
+    t->logp = calloc(pv_policy_spec(policy)->max_cands, sizeof *t->logp);
+    if (!t->grad || !t->logp || pv_policy_work_new(policy, &t->work) != PV_OK) {
+        pv_trainer_fini(t);
+        return pv_errf(em, PV_ERR_NOMEM, "trainer: no memory");
+    }
+    return PV_OK;
+}
+
+void pv_trainer_fini(pv_trainer_t *t)
+{
+    pv_policy_work_destroy(&t->work);
+    free(t->grad);
+    free(t->logp);
+    memset(t, 0, sizeof *t);
+}
+
+static pv_policy_ctx_t s_ctx(const pv_traj_t *tr, size_t s)
+{
+    return (pv_policy_ctx_t){
+        .task_text = tr->task_text, .history = tr->texts, .n_history = 2 * s + 1};
+}
+
+/* Forward every step of rows [r0, r1): log_prob, entropy, ref log_prob into (rows, L)
+ * matrices (row-major over the whole batch). */
+static pv_err_t s_forward_rows(pv_trainer_t *t, const pv_traj_t *trajs, size_t r0, size_t r1,
+                               size_t L, double *lp, double *ent, double *ref_lp, pv_errmsg_t *em)
+{
+    for (size_t i = r0; i < r1; i++)
+        for (size_t s = 0; s < trajs[i].n_steps; s++) {
+            const pv_traj_t *tr = &trajs[i];
+            pv_policy_ctx_t ctx = s_ctx(tr, s);
+            float l, e;
+            pv_err_t rc =
+                pv_policy_forward(t->policy, &ctx, tr->steps[s].cands, tr->steps[s].n_cands,
+                                  &tr->steps[s].token, 1, t->work, &l, &e);
+            if (rc == PV_OK && ref_lp) {
+                float rl;
+                rc = pv_policy_forward(t->ref, &ctx, tr->steps[s].cands, tr->steps[s].n_cands,
+                                       &tr->steps[s].token, 1, t->work, &rl, NULL);
+                ref_lp[i * L + s] = rl;
+            }
+            if (rc != PV_OK)
+                return pv_errf(em, rc, "update: forward of trajectory %zu step %zu: %s", i, s,
+                               pv_strerror(rc));
+            lp[i * L + s] = l;
+            ent[i * L + s] = e;
+        }
+    return PV_OK;
+}
+
+/* Forward + backward every step of rows [r0, r1) with the given per-token gradients. */
+static pv_err_t s_backward_rows(pv_trainer_t *t, const pv_traj_t *trajs, size_t r0, size_t r1,
+                                size_t L, const double *dlp, const double *dent, pv_errmsg_t *em)
+{
+    for (size_t i = r0; i < r1; i++)
+        for (size_t s = 0; s < trajs[i].n_steps; s++) {
+            const pv_traj_t *tr = &trajs[i];
+            float g = (float)dlp[i * L + s], ge = (float)dent[i * L + s];
+            if (g == 0.0f && ge == 0.0f)
+                continue;
+            pv_policy_ctx_t ctx = s_ctx(tr, s);
+            float l, e;
+            pv_err_t rc =
+                pv_policy_forward(t->policy, &ctx, tr->steps[s].cands, tr->steps[s].n_cands,
+                                  &tr->steps[s].token, 1, t->work, &l, &e);
+            if (rc == PV_OK)
+                rc = pv_policy_backward(t->policy, t->work, &g, &ge, t->grad);
+            if (rc != PV_OK)
+                return pv_errf(em, rc, "update: backward of trajectory %zu step %zu: %s", i, s,
+                               pv_strerror(rc));
+        }
+    return PV_OK;
+}
+
+/* Adam step on t->grad (then zeroed); bumps the policy version. */
+static void s_apply(pv_trainer_t *t, pv_update_stats_t *stats)
+{
+    double norm = 0;
+    if (pv_adam_step(t->adam, pv_policy_params(t->policy), t->grad, &norm) == PV_OK) {
+        stats->n_updates++;
+        pv_policy_set_version(t->policy, pv_policy_version(t->policy) + 1);
+    } else {
+        stats->n_skipped++;
+    }
+    stats->grad_norm = norm;
+    memset(t->grad, 0, pv_policy_n_params(t->policy) * sizeof *t->grad);
+}
+
+pv_err_t pv_update_ppo(pv_trainer_t *t, const pv_traj_t *trajs, const pv_batch_t *b,
+                       const pv_update_opts_t *opts, pv_update_stats_t *stats, pv_errmsg_t *em)
+{
+    memset(stats, 0, sizeof *stats);
+    size_t rows = b->rows, L = b->L, cells = rows * L;
+    if (opts->loss.use_kl && !t->ref)
+        return pv_errf(em, PV_ERR_INVAL, "update: KL requested without a reference policy");
+    double *buf = calloc(5 * cells, sizeof *buf);
+    if (!buf)
+        return pv_errf(em, PV_ERR_NOMEM, "update: no memory for %zu tokens", cells);
+    double *lp = buf, *ent = lp + cells, *ref = ent + cells, *dlp = ref + cells,
+           *dent = dlp + cells;
+    unsigned epochs = opts->ppo_epochs ? opts->ppo_epochs : 1;
+    size_t mbs = opts->mini_batches ? opts->mini_batches : 1;
+    mbs = mbs > rows ? rows : mbs;
+    pv_err_t rc = PV_OK;
+    memset(t->grad, 0, pv_policy_n_params(t->policy) * sizeof *t->grad);
+    for (unsigned ep = 0; rc == PV_OK && ep < epochs; ep++)
+        for (size_t mb = 0; rc == PV_OK && mb < mbs; mb++) {
+            size_t r0 = rows * mb / mbs, r1 = rows * (mb + 1) / mbs, off = r0 * L;
+            rc = s_forward_rows(t, trajs, r0, r1, L, lp, ent, opts->loss.use_kl ? ref : NULL, em);
+            pv_actor_loss_out_t lo;
+            if (rc == PV_OK)
+                rc = pv_actor_loss_f64(&opts->loss, r1 - r0, L, b->old_log_prob + off, lp + off,
+                                       b->advantages + off, b->response_mask + off, ent + off,
+                                       ref + off, &lo, dlp + off, dent + off, em);
+            if (rc == PV_OK)
+                rc = s_backward_rows(t, trajs, r0, r1, L, dlp, dent, em);
+            if (rc == PV_OK) {
+                s_apply(t, stats);
+                stats->loss = lo.loss, stats->pg_loss = lo.pg_loss;
+                stats->entropy = lo.entropy, stats->kl = lo.kl;
+                stats->pg_clipfrac = lo.pg.pg_clipfrac, stats->ppo_kl = lo.pg.ppo_kl;
+            }
+        }
+    free(buf);
+    return rc;
+}

@@ -1,0 +1,60 @@
+/* update.h - the trainer state and one policy update from a batch of trajectories (the
+ * PPO / GRPO actor update), through the policy's per-token backward.
+ *
+ * PPO update (verl dp_actor.update_policy, one process): for each of `ppo_epochs` passes,
+ * the rows are split into `mini_batches` consecutive mini-batches; for each mini-batch
+ *   1. forward every step with the current parameters: log_prob, entropy (and the
+ *      reference policy's log_prob when KL is on);
+ *   2. pv_actor_loss_f64 gives the loss and dL/dlog_prob, dL/dentropy per token;
+ *   3. forward + backward every step again, accumulating dL/dθ into `grad`;
+ *   4. pv_adam_step (global-norm clip, AdamW), policy version + 1.
+ * Behaviour cloning uses the same trainer (bc.h).
+ */
+#ifndef PV_LEARNER_UPDATE_H
+#define PV_LEARNER_UPDATE_H
+
+#include <stddef.h>
+
+#include "common/err.h"
+#include "common/policy/policy.h"
+#include "learner/adam.h"
+#include "learner/batch.h"
+#include "learner/policy_loss.h"
+
+typedef struct pv_update_opts {
+    pv_actor_loss_opts_t loss;
+    unsigned ppo_epochs;   /* passes over the batch (verl ppo_epochs, default 1) */
+    unsigned mini_batches; /* updates per pass (train_batch_size / ppo_mini_batch_size) */
+} pv_update_opts_t;
+
+typedef struct pv_update_stats {
+    double loss, pg_loss, entropy, kl; /* last mini-batch */
+    double pg_clipfrac, ppo_kl;        /* last mini-batch */
+    double grad_norm;                  /* last step, before clipping */
+    size_t n_updates;                  /* Adam steps taken */
+    size_t n_skipped;                  /* steps skipped for a non-finite gradient */
+} pv_update_stats_t;
+
+/* The trainer's reusable state: a policy, its optimiser, a work and a gradient buffer. */
+typedef struct pv_trainer {
+    pv_policy_t *policy;    /* borrowed */
+    const pv_policy_t *ref; /* reference policy for KL, or NULL (borrowed) */
+    pv_adam_t *adam;        /* borrowed */
+    pv_policy_work_t *work; /* owned */
+    float *grad;            /* owned (n_params) */
+    float *logp;            /* owned (max_cands) scratch */
+} pv_trainer_t;
+
+/* Set up a trainer around `policy` and `adam` (same n_params). Errors: PV_ERR_INVAL,
+ * PV_ERR_NOMEM. */
+pv_err_t pv_trainer_init(pv_trainer_t *t, pv_policy_t *policy, const pv_policy_t *ref,
+                         pv_adam_t *adam, pv_errmsg_t *em);
+void pv_trainer_fini(pv_trainer_t *t);
+
+/* PPO update from `trajs` with advantages already in `b` (pv_batch_build + pv_batch_advantages
+ * on the same trajectories). Bumps the policy version once per Adam step. Errors: the
+ * policy's and the loss's; PV_ERR_INVAL when b does not match trajs. */
+pv_err_t pv_update_ppo(pv_trainer_t *t, const pv_traj_t *trajs, const pv_batch_t *b,
+                       const pv_update_opts_t *opts, pv_update_stats_t *stats, pv_errmsg_t *em);
+
+#endif

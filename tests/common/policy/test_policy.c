@@ -1,0 +1,240 @@
+/* test_policy.c - the policy interface and the hash_mlp kind: tensor table, deterministic
+ * initialisation, distribution properties, sampling frequencies, the whole decision's
+ * backward against finite differences, and argument errors. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/policy/policy.h"
+
+static const char *const s_hist[] = {
+    "You are in the middle of a room. Looking quickly around you, you see a cabinet 1, a "
+    "countertop 1, a fridge 1, a sinkbasin 1 and a microwave 1.",
+    "go to countertop 1",
+    "You arrive at countertop 1. On the countertop 1, you see a potato 1, a mug 2.",
+    "take potato 1 from countertop 1",
+    "You pick up the potato 1 from the countertop 1.",
+};
+static const char *const s_cands[] = {
+    "go to sinkbasin 1",
+    "go to fridge 1",
+    "go to countertop 1",
+    "clean potato 1 with sinkbasin 1",
+    "examine potato 1",
+    "inventory",
+    "look",
+};
+#define S_NC (sizeof s_cands / sizeof s_cands[0])
+
+static pv_policy_ctx_t s_ctx(void)
+{
+    return (pv_policy_ctx_t){"put a clean potato in fridge.", s_hist, 5};
+}
+
+static pv_policy_t *s_small(uint64_t seed)
+{
+    pv_policy_spec_t sp = {.kind = "hash_mlp",
+                           .n_buckets = 512,
+                           .embed_dim = 8,
+                           .hidden_dim = 16,
+                           .history_window = 4,
+                           .max_cands = 16,
+                           .seed = seed};
+    pv_policy_t *p = NULL;
+    assert_int_equal(pv_policy_new(&sp, &p, NULL), PV_OK);
+    return p;
+}
+
+static void test_table_and_init(void **state)
+{
+    (void)state;
+    pv_policy_t *a = s_small(42), *b = s_small(42), *c = s_small(43);
+    size_t off = 0;
+    for (size_t i = 0; i < pv_policy_n_tensors(a); i++) {
+        const pv_policy_tensor_t *t = pv_policy_tensor(a, i);
+        size_t numel = 1;
+        for (uint32_t d = 0; d < t->ndim; d++)
+            numel *= t->shape[d];
+        assert_int_equal(t->offset, off);
+        assert_int_equal(t->numel, numel);
+        off += numel;
+    }
+    assert_null(pv_policy_tensor(a, pv_policy_n_tensors(a)));
+    assert_int_equal(off, pv_policy_n_params(a));
+    /* embed (512, 8), w1 (16, 56), b1 (16), w2 (16) */
+    assert_int_equal(pv_policy_n_params(a), 512 * 8 + 16 * 56 + 16 + 16);
+    assert_memory_equal(pv_policy_params(a), pv_policy_params(b), off * sizeof(float));
+    assert_true(memcmp(pv_policy_params(a), pv_policy_params(c), off * sizeof(float)) != 0);
+    assert_int_equal(pv_policy_version(a), 0);
+    pv_policy_set_version(a, 7);
+    assert_int_equal(pv_policy_version(a), 7);
+    /* defaults */
+    pv_policy_spec_t sp = {.kind = "hash_mlp"};
+    pv_policy_t *d = NULL;
+    assert_int_equal(pv_policy_new(&sp, &d, NULL), PV_OK);
+    assert_int_equal(pv_policy_spec(d)->n_buckets, 32768);
+    assert_int_equal(pv_policy_spec(d)->history_window, 8);
+    pv_policy_destroy(&d);
+    assert_null(d);
+    pv_policy_destroy(&a), pv_policy_destroy(&b), pv_policy_destroy(&c);
+}
+
+static void test_distribution(void **state)
+{
+    (void)state;
+    pv_policy_t *p = s_small(1);
+    pv_policy_work_t *w = NULL;
+    assert_int_equal(pv_policy_work_new(p, &w), PV_OK);
+    pv_policy_ctx_t ctx = s_ctx();
+    float logp[S_NC], ent;
+    assert_int_equal(pv_policy_logprobs(p, &ctx, s_cands, S_NC, w, logp, &ent), PV_OK);
+    double sum = 0, h = 0;
+    size_t best = 0;
+    for (size_t i = 0; i < S_NC; i++) {
+        sum += exp(logp[i]);
+        h -= exp(logp[i]) * logp[i];
+        best = logp[i] > logp[best] ? i : best;
+    }
+    assert_true(fabs(sum - 1) < 1e-5);
+    assert_true(fabs(h - ent) < 1e-5);
+    pv_policy_step_t st;
+    assert_int_equal(pv_policy_act(p, &ctx, s_cands, S_NC, NULL, w, &st), PV_OK);
+    assert_int_equal(st.choice, best);
+    assert_int_equal(st.n_tokens, 1);
+    assert_int_equal(st.tokens[0], best);
+    assert_true(st.logprob == logp[best] && st.token_logprobs[0] == logp[best]);
+    assert_true(fabs(st.entropy - ent) < 1e-6);
+    /* sampling frequencies match the probabilities: 40000 draws, 4.5 sigma bound */
+    enum { DRAWS = 40000 };
+    size_t count[S_NC] = {0};
+    pv_rng_t rng;
+    pv_rng_seed(&rng, 9, 9);
+    for (int k = 0; k < DRAWS; k++) {
+        assert_int_equal(pv_policy_act(p, &ctx, s_cands, S_NC, &rng, w, &st), PV_OK);
+        assert_true(st.logprob == logp[st.choice]);
+        count[st.choice]++;
+    }
+    for (size_t i = 0; i < S_NC; i++) {
+        double pr = exp(logp[i]), sd = sqrt(pr * (1 - pr) / DRAWS);
+        assert_true(fabs((double)count[i] / DRAWS - pr) <= 4.5 * sd + 1e-9);
+    }
+    /* the context matters: another task changes the distribution */
+    pv_policy_ctx_t other = {"look at mug under the desklamp.", s_hist, 5};
+    float logp2[S_NC];
+    assert_int_equal(pv_policy_logprobs(p, &other, s_cands, S_NC, w, logp2, NULL), PV_OK);
+    assert_true(memcmp(logp, logp2, sizeof logp) != 0);
+    pv_policy_work_destroy(&w);
+    pv_policy_destroy(&p);
+}
+
+/* L(θ) = g logp(token) + h entropy: backward vs central differences on a sample of
+ * coordinates of every tensor (embedding rows the decision touches included). */
+static void test_backward_fd(void **state)
+{
+    (void)state;
+    pv_policy_t *p = s_small(5);
+    pv_policy_work_t *w = NULL;
+    assert_int_equal(pv_policy_work_new(p, &w), PV_OK);
+    pv_policy_ctx_t ctx = s_ctx();
+    size_t n = pv_policy_n_params(p);
+    float *grad = calloc(n, sizeof *grad), *theta = pv_policy_params(p);
+    const uint32_t tok = 3;
+    const float g = 1.3f, h = -0.4f;
+    float lp, ent;
+    assert_int_equal(pv_policy_backward(p, w, &g, &h, grad), PV_ERR_STATE); /* nothing cached */
+    assert_int_equal(pv_policy_forward(p, &ctx, s_cands, S_NC, &tok, 1, w, &lp, &ent), PV_OK);
+    assert_int_equal(pv_policy_backward(p, w, &g, &h, grad), PV_OK);
+    size_t checked = 0, bad = 0, nonzero_embed = 0;
+    double num = 0, den = 0;
+    for (size_t t = 0; t < pv_policy_n_tensors(p); t++) {
+        const pv_policy_tensor_t *ti = pv_policy_tensor(p, t);
+        for (size_t i = 0; i < ti->numel; i++) {
+            size_t k = ti->offset + i;
+            bool is_embed = strcmp(ti->name, "embed") == 0;
+            if (is_embed && grad[k] == 0.0f && i % 97 != 0)
+                continue; /* untouched rows: sample a few to see they stay zero */
+            if (!is_embed && i % 3 != 0)
+                continue;
+            nonzero_embed += is_embed && grad[k] != 0.0f;
+            float keep = theta[k], e = 1e-3f;
+            theta[k] = keep + e;
+            assert_int_equal(pv_policy_forward(p, &ctx, s_cands, S_NC, &tok, 1, w, &lp, &ent),
+                             PV_OK);
+            double lplus = g * lp + h * ent;
+            theta[k] = keep - e;
+            assert_int_equal(pv_policy_forward(p, &ctx, s_cands, S_NC, &tok, 1, w, &lp, &ent),
+                             PV_OK);
+            double lminus = g * lp + h * ent;
+            theta[k] = keep;
+            double fd = (lplus - lminus) / (2 * e), an = grad[k];
+            num += (fd - an) * (fd - an);
+            den += (fd + an) * (fd + an);
+            if (fabs(fd - an) > 2e-3 + 5e-2 * fabs(an)) {
+                bad++; /* a ReLU kink inside [-e, e] can break one coordinate */
+                print_message("%s[%zu]: fd %.5g backward %.5g\n", ti->name, i, fd, an);
+            }
+            checked++;
+        }
+    }
+    assert_true(checked > 300);
+    assert_true(nonzero_embed > 50);
+    assert_true(bad * 100 <= checked); /* at most 1% */
+    assert_true(sqrt(num / den) < 1e-2);
+    free(grad);
+    pv_policy_work_destroy(&w);
+    pv_policy_destroy(&p);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    pv_policy_t *p = NULL;
+    pv_errmsg_t em;
+    pv_policy_spec_t sp = {.kind = "transformer"};
+    assert_int_equal(pv_policy_new(&sp, &p, &em), PV_ERR_INVAL);
+    assert_non_null(strstr(em.text, "transformer"));
+    sp = (pv_policy_spec_t){.kind = "hash_mlp", .history_window = 1000};
+    assert_int_equal(pv_policy_new(&sp, &p, &em), PV_ERR_INVAL);
+    assert_non_null(strstr(em.text, "history_window"));
+    p = s_small(1);
+    pv_policy_work_t *w = NULL;
+    assert_int_equal(pv_policy_work_new(p, &w), PV_OK);
+    pv_policy_ctx_t ctx = s_ctx();
+    pv_policy_step_t st;
+    float lp[32];
+    assert_int_equal(pv_policy_act(p, &ctx, s_cands, 0, NULL, w, &st), PV_ERR_INVAL);
+    const char *many[17];
+    for (int i = 0; i < 17; i++)
+        many[i] = "look";
+    assert_int_equal(pv_policy_logprobs(p, &ctx, many, 17, w, lp, NULL), PV_ERR_LIMIT);
+    pv_policy_ctx_t empty = {"task", s_hist, 0};
+    assert_int_equal(pv_policy_act(p, &empty, s_cands, S_NC, NULL, w, &st), PV_ERR_INVAL);
+    uint32_t tok = S_NC;
+    float ent;
+    assert_int_equal(pv_policy_forward(p, &ctx, s_cands, S_NC, &tok, 1, w, lp, &ent), PV_ERR_RANGE);
+    /* logprobs caches no chosen token: backward refuses */
+    assert_int_equal(pv_policy_logprobs(p, &ctx, s_cands, S_NC, w, lp, NULL), PV_OK);
+    float g = 1, *grad = calloc(pv_policy_n_params(p), sizeof *grad);
+    assert_int_equal(pv_policy_backward(p, w, &g, NULL, grad), PV_ERR_STATE);
+    free(grad);
+    pv_policy_work_destroy(&w);
+    pv_policy_work_destroy(&w); /* NULL-safe */
+    pv_policy_destroy(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table_and_init),
+        cmocka_unit_test(test_distribution),
+        cmocka_unit_test(test_backward_fd),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
