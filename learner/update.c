@@ -103,18 +103,36 @@ static void s_apply(pv_trainer_t *t, pv_update_stats_t *stats)
     memset(t->grad, 0, pv_policy_n_params(t->policy) * sizeof *t->grad);
 }
 
-pv_err_t pv_update_ppo(pv_trainer_t *t, const pv_traj_t *trajs, const pv_batch_t *b,
-                       const pv_update_opts_t *opts, pv_update_stats_t *stats, pv_errmsg_t *em)
+pv_err_t pv_update_loss_grad(pv_trainer_t *t, const pv_traj_t *trajs, const pv_batch_t *b,
+                             size_t r0, size_t r1, const pv_actor_loss_opts_t *loss,
+                             pv_actor_loss_out_t *out, pv_errmsg_t *em)
 {
-    memset(stats, 0, sizeof *stats);
-    size_t rows = b->rows, L = b->L, cells = rows * L;
-    if (opts->loss.use_kl && !t->ref)
+    size_t L = b->L, cells = b->rows * L, off = r0 * L;
+    if (r0 >= r1 || r1 > b->rows)
+        return pv_errf(em, PV_ERR_INVAL, "update: rows [%zu, %zu) outside the batch of %zu", r0,
+                       r1, b->rows);
+    if (loss->use_kl && !t->ref)
         return pv_errf(em, PV_ERR_INVAL, "update: KL requested without a reference policy");
     double *buf = calloc(5 * cells, sizeof *buf);
     if (!buf)
         return pv_errf(em, PV_ERR_NOMEM, "update: no memory for %zu tokens", cells);
-    double *lp = buf, *ent = lp + cells, *ref = ent + cells, *dlp = ref + cells,
-           *dent = dlp + cells;
+    double *lp = buf, *ent = lp + cells, *ref = ent + cells, *dlp = ref + cells, *dent = dlp + cells;
+    pv_err_t rc = s_forward_rows(t, trajs, r0, r1, L, lp, ent, loss->use_kl ? ref : NULL, em);
+    if (rc == PV_OK)
+        rc = pv_actor_loss_f64(loss, r1 - r0, L, b->old_log_prob + off, lp + off,
+                               b->advantages + off, b->response_mask + off, ent + off, ref + off,
+                               out, dlp + off, dent + off, em);
+    if (rc == PV_OK)
+        rc = s_backward_rows(t, trajs, r0, r1, L, dlp, dent, em);
+    free(buf);
+    return rc;
+}
+
+pv_err_t pv_update_ppo(pv_trainer_t *t, const pv_traj_t *trajs, const pv_batch_t *b,
+                       const pv_update_opts_t *opts, pv_update_stats_t *stats, pv_errmsg_t *em)
+{
+    memset(stats, 0, sizeof *stats);
+    size_t rows = b->rows;
     unsigned epochs = opts->ppo_epochs ? opts->ppo_epochs : 1;
     size_t mbs = opts->mini_batches ? opts->mini_batches : 1;
     mbs = mbs > rows ? rows : mbs;
@@ -122,15 +140,9 @@ pv_err_t pv_update_ppo(pv_trainer_t *t, const pv_traj_t *trajs, const pv_batch_t
     memset(t->grad, 0, pv_policy_n_params(t->policy) * sizeof *t->grad);
     for (unsigned ep = 0; rc == PV_OK && ep < epochs; ep++)
         for (size_t mb = 0; rc == PV_OK && mb < mbs; mb++) {
-            size_t r0 = rows * mb / mbs, r1 = rows * (mb + 1) / mbs, off = r0 * L;
-            rc = s_forward_rows(t, trajs, r0, r1, L, lp, ent, opts->loss.use_kl ? ref : NULL, em);
             pv_actor_loss_out_t lo;
-            if (rc == PV_OK)
-                rc = pv_actor_loss_f64(&opts->loss, r1 - r0, L, b->old_log_prob + off, lp + off,
-                                       b->advantages + off, b->response_mask + off, ent + off,
-                                       ref + off, &lo, dlp + off, dent + off, em);
-            if (rc == PV_OK)
-                rc = s_backward_rows(t, trajs, r0, r1, L, dlp, dent, em);
+            rc = pv_update_loss_grad(t, trajs, b, rows * mb / mbs, rows * (mb + 1) / mbs,
+                                     &opts->loss, &lo, em);
             if (rc == PV_OK) {
                 s_apply(t, stats);
                 stats->loss = lo.loss, stats->pg_loss = lo.pg_loss;
@@ -138,6 +150,5 @@ pv_err_t pv_update_ppo(pv_trainer_t *t, const pv_traj_t *trajs, const pv_batch_t
                 stats->pg_clipfrac = lo.pg.pg_clipfrac, stats->ppo_kl = lo.pg.ppo_kl;
             }
         }
-    free(buf);
     return rc;
 }

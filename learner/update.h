@@ -51,6 +51,14 @@ pv_err_t pv_trainer_init(pv_trainer_t *t, pv_policy_t *policy, const pv_policy_t
                          pv_adam_t *adam, pv_errmsg_t *em);
 void pv_trainer_fini(pv_trainer_t *t);
 
+/* The actor loss of rows [r0, r1) of the batch under the current parameters (out) and its
+ * gradient ADDED into t->grad: steps 1-3 above, without the optimiser step (a distributed
+ * learner all-reduces t->grad before stepping). Errors: the policy's and the loss's,
+ * PV_ERR_INVAL (bad row range, KL without a reference policy). */
+pv_err_t pv_update_loss_grad(pv_trainer_t *t, const pv_traj_t *trajs, const pv_batch_t *b,
+                             size_t r0, size_t r1, const pv_actor_loss_opts_t *loss,
+                             pv_actor_loss_out_t *out, pv_errmsg_t *em);
+
 /* PPO update from `trajs` with advantages already in `b` (pv_batch_build + pv_batch_advantages
  * on the same trajectories). Bumps the policy version once per Adam step. Errors: the
  * policy's and the loss's; PV_ERR_INVAL when b does not match trajs. */
