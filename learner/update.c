@@ -109,14 +109,15 @@ pv_err_t pv_update_loss_grad(pv_trainer_t *t, const pv_traj_t *trajs, const pv_b
 {
     size_t L = b->L, cells = b->rows * L, off = r0 * L;
     if (r0 >= r1 || r1 > b->rows)
-        return pv_errf(em, PV_ERR_INVAL, "update: rows [%zu, %zu) outside the batch of %zu", r0,
-                       r1, b->rows);
+        return pv_errf(em, PV_ERR_INVAL, "update: rows [%zu, %zu) outside the batch of %zu", r0, r1,
+                       b->rows);
     if (loss->use_kl && !t->ref)
         return pv_errf(em, PV_ERR_INVAL, "update: KL requested without a reference policy");
     double *buf = calloc(5 * cells, sizeof *buf);
     if (!buf)
         return pv_errf(em, PV_ERR_NOMEM, "update: no memory for %zu tokens", cells);
-    double *lp = buf, *ent = lp + cells, *ref = ent + cells, *dlp = ref + cells, *dent = dlp + cells;
+    double *lp = buf, *ent = lp + cells, *ref = ent + cells, *dlp = ref + cells,
+           *dent = dlp + cells;
     pv_err_t rc = s_forward_rows(t, trajs, r0, r1, L, lp, ent, loss->use_kl ? ref : NULL, em);
     if (rc == PV_OK)
         rc = pv_actor_loss_f64(loss, r1 - r0, L, b->old_log_prob + off, lp + off,

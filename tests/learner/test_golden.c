@@ -1,10 +1,8 @@
 /* test_golden.c - advantage estimators, policy loss, aggregation and KL against the numbers
  * produced by running verl's and verl-agent's own code (../shared/golden, see its README).
  *
- * Tolerance: |ours - ref| <= rtol * |ref| + rtol * scale, rtol = 1e-6 (float64) or 1e-5
- * (float32), scale = the largest |ref| of the tensor being compared. The second term only
- * matters for entries that are zero up to rounding (e.g. verl's masked whitening leaves
- * 2e-17 where the exact answer is 0): a purely relative test would compare rounding noise.
+ * Tolerance (golden_cmp.h): rtol = 1e-6 (float64) or 1e-5 (float32) relative, plus rtol
+ * times the tensor's largest value for entries that are zero up to rounding.
  * Skips cleanly when ../shared/golden is absent.
  */
 #include <jansson.h>
@@ -19,72 +17,9 @@
 #include "learner/advantage.h"
 #include "learner/verl_case.h"
 #include "tests/support/pv_test.h"
+#include "tests/learner/golden_cmp.h"
 
 #define S_ASSERT_NEAR(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (tol))
-
-static double s_scale(const json_t *ref)
-{
-    if (json_is_number(ref))
-        return fabs(json_number_value(ref));
-    double m = 0;
-    size_t i;
-    const json_t *x;
-    if (json_is_array(ref))
-        json_array_foreach(ref, i, x)
-        {
-            double s = s_scale(x);
-            m = s > m ? s : m;
-        }
-    return m;
-}
-
-/* Count mismatches between `got` and `ref` (same nesting); print the first few. */
-static int s_compare(const char *what, const json_t *got, const json_t *ref, double rtol,
-                     double scale)
-{
-    if (json_is_number(ref)) {
-        if (!json_is_number(got)) {
-            print_error("%s: not a number\n", what);
-            return 1;
-        }
-        double a = json_number_value(got), b = json_number_value(ref);
-        if (fabs(a - b) <= rtol * fabs(b) + rtol * scale)
-            return 0;
-        print_error("%s: got %.17g want %.17g\n", what, a, b);
-        return 1;
-    }
-    if (json_is_array(ref)) {
-        if (!json_is_array(got) || json_array_size(got) != json_array_size(ref)) {
-            print_error("%s: shape differs\n", what);
-            return 1;
-        }
-        int bad = 0;
-        for (size_t i = 0; i < json_array_size(ref); i++)
-            bad += s_compare(what, json_array_get(got, i), json_array_get(ref, i), rtol, scale);
-        return bad;
-    }
-    if (json_is_object(ref)) {
-        int bad = 0;
-        const char *k;
-        const json_t *v;
-        json_object_foreach((json_t *)ref, k, v)
-        {
-            if (strcmp(k, "result_dtype") == 0 || strcmp(k, "pairwise_SequenceMatcher_ratio") == 0)
-                continue;
-            char sub[256];
-            snprintf(sub, sizeof sub, "%s.%s", what, k);
-            const json_t *g = json_object_get(got, k);
-            if (!g) {
-                print_error("%s: missing\n", sub);
-                bad++;
-                continue;
-            }
-            bad += s_compare(sub, g, v, rtol, json_is_object(v) ? 0 : s_scale(v));
-        }
-        return bad;
-    }
-    return 0;
-}
 
 /* Run every case of one golden file in both precisions; returns the number of compared
  * outputs (asserts on mismatches). */

@@ -57,7 +57,8 @@ static void test_pg_loss_grad(void **state)
         o.clip_ratio_high = 0.28, o.clip_ratio_c = 1.2, o.agg.mode = (pv_loss_agg_t)mode;
         double loss;
         pv_pg_metrics_t m;
-        assert_int_equal(pv_policy_loss_f64(&o, R, L, old, lp, adv, mask, &loss, &m, g, NULL), PV_OK);
+        assert_int_equal(pv_policy_loss_f64(&o, R, L, old, lp, adv, mask, &loss, &m, g, NULL),
+                         PV_OK);
         assert_true(m.pg_clipfrac > 0 && m.pg_clipfrac_lower > 0); /* both clips exercised */
         for (int k = 0; k < N; k++) {
             double keep = lp[k], a, b;
@@ -103,12 +104,15 @@ static void test_actor_loss_grad(void **state)
     (void)state;
     double old[N], lp[N], adv[N], mask[N], ent[N], ref[N], glp[N], gent[N];
     s_batch(old, lp, adv, mask, ent, ref);
-    pv_actor_loss_opts_t o = {.pg = pv_pg_opts_default(), .entropy_coeff = 0.01, .use_kl = true,
-                              .kl = {PV_KL_K3, false}, .kl_coef = 0.1};
+    pv_actor_loss_opts_t o = {.pg = pv_pg_opts_default(),
+                              .entropy_coeff = 0.01,
+                              .use_kl = true,
+                              .kl = {PV_KL_K3, false},
+                              .kl_coef = 0.1};
     o.pg.agg.mode = PV_AGG_SEQ_MEAN_TOKEN_MEAN;
     pv_actor_loss_out_t out, a, b;
-    assert_int_equal(pv_actor_loss_f64(&o, R, L, old, lp, adv, mask, ent, ref, &out, glp, gent, NULL),
-                     PV_OK);
+    assert_int_equal(
+        pv_actor_loss_f64(&o, R, L, old, lp, adv, mask, ent, ref, &out, glp, gent, NULL), PV_OK);
     assert_true(fabs(out.loss - (out.pg_loss - 0.01 * out.entropy + 0.1 * out.kl)) < 1e-12);
     for (int k = 0; k < N; k++) {
         double keep = lp[k];
@@ -133,8 +137,13 @@ static void test_actor_loss_grad(void **state)
 static void test_whole_loss_through_policy(void **state)
 {
     (void)state;
-    pv_policy_spec_t sp = {.kind = "hash_mlp", .n_buckets = 256, .embed_dim = 8, .hidden_dim = 16,
-                           .history_window = 4, .max_cands = 8, .seed = 3};
+    pv_policy_spec_t sp = {.kind = "hash_mlp",
+                           .n_buckets = 256,
+                           .embed_dim = 8,
+                           .hidden_dim = 16,
+                           .history_window = 4,
+                           .max_cands = 8,
+                           .seed = 3};
     pv_policy_t *p = NULL, *ref = NULL;
     assert_int_equal(pv_policy_new(&sp, &p, NULL), PV_OK);
     sp.seed = 4;
@@ -160,8 +169,11 @@ static void test_whole_loss_through_policy(void **state)
     float *theta = pv_policy_params(p);
     for (size_t k = 0; k < pv_policy_n_params(p); k += 7)
         theta[k] += 0.03f;
-    pv_actor_loss_opts_t lo = {.pg = pv_pg_opts_default(), .entropy_coeff = 0.05, .use_kl = true,
-                               .kl = {PV_KL_K2, false}, .kl_coef = 0.2};
+    pv_actor_loss_opts_t lo = {.pg = pv_pg_opts_default(),
+                               .entropy_coeff = 0.05,
+                               .use_kl = true,
+                               .kl = {PV_KL_K2, false},
+                               .kl_coef = 0.2};
     pv_actor_loss_out_t out;
     memset(t.grad, 0, pv_policy_n_params(p) * sizeof(float));
     assert_int_equal(pv_update_loss_grad(&t, trajs, &b, 0, 4, &lo, &out, NULL), PV_OK);

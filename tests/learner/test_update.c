@@ -78,7 +78,8 @@ static void test_prover_credit(void **state)
     (void)state;
     double A[8] = {0.5, 0.5, 0.5, 0.5, -1, -1, -1, 0}, mask[8] = {1, 1, 1, 1, 1, 1, 1, 0};
     pv_segment_t segs[3] = {{0, 1, 3, 0.25}, {1, 0, 4, -0.5}, {1, 2, 4, 0.75}};
-    pv_prover_opts_t o = {.lambda = 2.0, .sign = PV_PROVER_SIGN_POSITIVE, .apply = PV_PROVER_APPLY_ADD};
+    pv_prover_opts_t o = {
+        .lambda = 2.0, .sign = PV_PROVER_SIGN_POSITIVE, .apply = PV_PROVER_APPLY_ADD};
     double a[8];
     memcpy(a, A, sizeof a);
     size_t changed;
@@ -112,8 +113,13 @@ typedef struct s_setup {
 
 static void s_setup(s_setup_t *s, double lr)
 {
-    pv_policy_spec_t sp = {.kind = "hash_mlp", .n_buckets = 1024, .embed_dim = 16, .hidden_dim = 32,
-                           .history_window = 4, .max_cands = 8, .seed = 17};
+    pv_policy_spec_t sp = {.kind = "hash_mlp",
+                           .n_buckets = 1024,
+                           .embed_dim = 16,
+                           .hidden_dim = 32,
+                           .history_window = 4,
+                           .max_cands = 8,
+                           .seed = 17};
     assert_int_equal(pv_policy_new(&sp, &s->p, NULL), PV_OK);
     pv_adam_opts_t ao = pv_adam_opts_default(lr);
     assert_int_equal(pv_adam_new(pv_policy_n_params(s->p), &ao, &s->adam, NULL), PV_OK);
@@ -148,7 +154,8 @@ static void test_grpo_learns_toy(void **state)
     s_setup(&s, 3e-3);
     pv_rng_t rng;
     pv_rng_seed(&rng, 1, 1);
-    pv_update_opts_t uo = {.loss = {.pg = pv_pg_opts_default()}, .ppo_epochs = 1, .mini_batches = 1};
+    pv_update_opts_t uo = {
+        .loss = {.pg = pv_pg_opts_default()}, .ppo_epochs = 1, .mini_batches = 1};
     enum { G = 8, GROUPS = 5 };
     static toy_traj_t tt[G * GROUPS];
     pv_traj_t trajs[G * GROUPS];
@@ -159,7 +166,8 @@ static void test_grpo_learns_toy(void **state)
             for (int i = 0; i < G; i++) {
                 toy_traj_t *x = &tt[g * G + i];
                 toy_play(x, s.p, s.t.work, &rng, (unsigned)g, g);
-                x->traj.reward = x->traj.won ? 1.0 / (double)x->traj.n_steps : 0.0; /* fewer steps, more reward */
+                x->traj.reward = x->traj.won ? 1.0 / (double)x->traj.n_steps
+                                             : 0.0; /* fewer steps, more reward */
                 trajs[g * G + i] = x->traj;
                 wins += x->traj.n_steps == 1 && x->traj.won;
             }

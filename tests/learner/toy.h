@@ -32,15 +32,16 @@ static void toy_begin(toy_traj_t *t, unsigned target, int64_t group)
     snprintf(t->task, sizeof t->task, "open the %s box.", toy_colors[target]);
     snprintf(t->obs[0], sizeof t->obs[0], "You see five boxes.");
     t->texts[0] = t->obs[0];
-    t->traj = (pv_traj_t){.task_text = t->task, .texts = t->texts, .steps = t->steps, .group = group};
+    t->traj =
+        (pv_traj_t){.task_text = t->task, .texts = t->texts, .steps = t->steps, .group = group};
 }
 
 /* Record choice c at the current step; returns 1 when the episode is over. */
 static int toy_step(toy_traj_t *t, unsigned target, unsigned c, float logp)
 {
     size_t s = t->traj.n_steps++;
-    t->steps[s] = (pv_step_rec_t){.cands = toy_cands, .n_cands = TOY_N_BOX, .token = c,
-                                  .behav_logprob = logp};
+    t->steps[s] = (pv_step_rec_t){
+        .cands = toy_cands, .n_cands = TOY_N_BOX, .token = c, .behav_logprob = logp};
     t->texts[2 * s + 1] = toy_cands[c];
     snprintf(t->obs[s + 1], sizeof t->obs[s + 1], "The %s box is %s.", toy_colors[c],
              c == target ? "open, you win" : "empty");
