@@ -46,7 +46,7 @@ pv_err_t pv_batch_build(const pv_traj_t *trajs, size_t n, pv_batch_t *out, pv_er
 }
 
 pv_err_t pv_batch_advantages(pv_batch_t *b, pv_adv_estimator_t est, double epsilon,
-                             const pv_prover_opts_t *prover, const pv_segment_t *segs,
+                             const pv_prover_opts_t *prover, const pv_verified_seg_t *segs,
                              size_t n_segs, pv_errmsg_t *em)
 {
     pv_err_t rc = pv_adv_outcome_f64(est, epsilon, b->rows, b->L, b->token_level_rewards,

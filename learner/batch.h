@@ -39,6 +39,10 @@ typedef struct pv_traj {
     double reward; /* outcome R */
     bool won;
     int64_t group; /* group id (same task) */
+    /* Optional saved environment states (rollout.h): states[t] (state_len[t] bytes) is the
+     * state before step t, t = 0 .. n_steps; NULL when not recorded. */
+    uint8_t **states;
+    size_t *state_len;
 } pv_traj_t;
 
 /* Dense (rows = n_trajs, L = longest trajectory) matrices for the estimators and the loss.
@@ -60,7 +64,7 @@ void pv_batch_free(pv_batch_t *b);
 /* Fill b->advantages with estimator `est` (epsilon as GRPO's), then apply ProVer segments
  * (token coordinates; may be NULL / 0). Errors: the estimator's and pv_prover_apply's. */
 pv_err_t pv_batch_advantages(pv_batch_t *b, pv_adv_estimator_t est, double epsilon,
-                             const pv_prover_opts_t *prover, const pv_segment_t *segs,
+                             const pv_prover_opts_t *prover, const pv_verified_seg_t *segs,
                              size_t n_segs, pv_errmsg_t *em);
 
 #endif

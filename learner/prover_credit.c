@@ -29,12 +29,12 @@ pv_err_t pv_prover_apply_parse(const char *name, pv_prover_apply_t *out, pv_errm
 }
 
 static pv_err_t s_check(const pv_prover_opts_t *opts, size_t rows, size_t L,
-                        const pv_segment_t *segs, size_t n, pv_errmsg_t *em)
+                        const pv_verified_seg_t *segs, size_t n, pv_errmsg_t *em)
 {
     if (!isfinite(opts->lambda))
         return pv_errf(em, PV_ERR_RANGE, "prover.lambda is not finite");
     for (size_t s = 0; s < n; s++) {
-        const pv_segment_t *g = &segs[s];
+        const pv_verified_seg_t *g = &segs[s];
         if (g->row >= rows || g->t0 > g->t1 || g->t1 > L || !isfinite(g->delta))
             return pv_errf(em, PV_ERR_RANGE,
                            "segment %zu: row %zu tokens [%zu, %zu) delta %g outside the "
@@ -46,13 +46,13 @@ static pv_err_t s_check(const pv_prover_opts_t *opts, size_t rows, size_t L,
 
 #define S_APPLY(T, SFX)                                                                            \
     pv_err_t pv_prover_apply_##SFX(const pv_prover_opts_t *opts, size_t rows, size_t L, T *adv,    \
-                                   const T *mask, const pv_segment_t *segs, size_t n_segs,         \
+                                   const T *mask, const pv_verified_seg_t *segs, size_t n_segs,    \
                                    size_t *n_changed, pv_errmsg_t *em)                             \
     {                                                                                              \
         pv_err_t rc = s_check(opts, rows, L, segs, n_segs, em);                                    \
         size_t changed = 0;                                                                        \
         for (size_t s = 0; rc == PV_OK && s < n_segs; s++) {                                       \
-            const pv_segment_t *g = &segs[s];                                                      \
+            const pv_verified_seg_t *g = &segs[s];                                                 \
             if (opts->sign == PV_PROVER_SIGN_POSITIVE && !(g->delta > 0))                          \
                 continue; /* positive estimates only */                                            \
             T bonus = (T)(opts->lambda * g->delta);                                                \

@@ -34,11 +34,11 @@ typedef struct pv_prover_opts {
 } pv_prover_opts_t;
 
 /* One verified segment in token coordinates: row, tokens [t0, t1), delta. */
-typedef struct pv_segment {
+typedef struct pv_verified_seg {
     size_t row;
     size_t t0, t1;
     double delta;
-} pv_segment_t;
+} pv_verified_seg_t;
 
 /* Parse "positive" | "both" and "add" | "replace". Errors: PV_ERR_INVAL. */
 pv_err_t pv_prover_sign_parse(const char *name, pv_prover_sign_t *out, pv_errmsg_t *em);
@@ -49,10 +49,10 @@ pv_err_t pv_prover_apply_parse(const char *name, pv_prover_apply_t *out, pv_errm
  * t0 > t1, t1 > L, non-finite delta or lambda) before anything is modified. */
 pv_err_t pv_prover_apply_f64(const pv_prover_opts_t *opts, size_t rows, size_t L,
                              double *advantages, const double *response_mask,
-                             const pv_segment_t *segs, size_t n_segs, size_t *n_changed,
+                             const pv_verified_seg_t *segs, size_t n_segs, size_t *n_changed,
                              pv_errmsg_t *em);
 pv_err_t pv_prover_apply_f32(const pv_prover_opts_t *opts, size_t rows, size_t L, float *advantages,
-                             const float *response_mask, const pv_segment_t *segs, size_t n_segs,
-                             size_t *n_changed, pv_errmsg_t *em);
+                             const float *response_mask, const pv_verified_seg_t *segs,
+                             size_t n_segs, size_t *n_changed, pv_errmsg_t *em);
 
 #endif

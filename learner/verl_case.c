@@ -179,7 +179,7 @@ static pv_err_t s_prover(const json_t *c, s_mat_t *adv, const s_mat_t *mask, boo
     if (rc != PV_OK)
         return rc;
     size_t n = json_array_size(segs);
-    pv_segment_t *sg = calloc(n ? n : 1, sizeof *sg);
+    pv_verified_seg_t *sg = calloc(n ? n : 1, sizeof *sg);
     if (!sg)
         return pv_errf(em, PV_ERR_NOMEM, "no memory for segments");
     for (size_t s = 0; s < n && rc == PV_OK; s++) {
@@ -189,7 +189,7 @@ static pv_err_t s_prover(const json_t *c, s_mat_t *adv, const s_mat_t *mask, boo
             !json_is_number(json_object_get(g, "delta")))
             rc = pv_errf(em, PV_ERR_PARSE, "prover.segments[%zu] needs row, t0, t1 >= 0 and delta",
                          s);
-        sg[s] = (pv_segment_t){(size_t)row, (size_t)t0, (size_t)t1, s_num(g, "delta", 0)};
+        sg[s] = (pv_verified_seg_t){(size_t)row, (size_t)t0, (size_t)t1, s_num(g, "delta", 0)};
     }
     if (rc == PV_OK)
         rc = f32 ? pv_prover_apply_f32(&o, adv->rows, adv->L, adv->f, mask->f, sg, n, NULL, em)

@@ -77,7 +77,7 @@ static void test_prover_credit(void **state)
 {
     (void)state;
     double A[8] = {0.5, 0.5, 0.5, 0.5, -1, -1, -1, 0}, mask[8] = {1, 1, 1, 1, 1, 1, 1, 0};
-    pv_segment_t segs[3] = {{0, 1, 3, 0.25}, {1, 0, 4, -0.5}, {1, 2, 4, 0.75}};
+    pv_verified_seg_t segs[3] = {{0, 1, 3, 0.25}, {1, 0, 4, -0.5}, {1, 2, 4, 0.75}};
     pv_prover_opts_t o = {
         .lambda = 2.0, .sign = PV_PROVER_SIGN_POSITIVE, .apply = PV_PROVER_APPLY_ADD};
     double a[8];
@@ -98,10 +98,10 @@ static void test_prover_credit(void **state)
     for (int k = 0; k < 8; k++)
         assert_true(fabs(a[k] - rep[k]) < 1e-15);
     assert_int_equal(changed, 2 + 3 + 1);
-    pv_segment_t badseg = {2, 0, 1, 0.1};
+    pv_verified_seg_t badseg = {2, 0, 1, 0.1};
     pv_errmsg_t em;
     assert_int_equal(pv_prover_apply_f64(&o, 2, 4, a, mask, &badseg, 1, NULL, &em), PV_ERR_RANGE);
-    badseg = (pv_segment_t){0, 3, 5, 0.1};
+    badseg = (pv_verified_seg_t){0, 3, 5, 0.1};
     assert_int_equal(pv_prover_apply_f64(&o, 2, 4, a, mask, &badseg, 1, NULL, &em), PV_ERR_RANGE);
 }
 

@@ -1,0 +1,155 @@
+/* rollout.c - episodes and continuations with the policy; see rollout.h. */
+#include "learner/rollout.h"
+
+#include <string.h>
+
+static char *s_dup(pv_arena_t *a, const char *s)
+{
+    return pv_arena_strndup(a, s, strlen(s));
+}
+
+/* Save the environment's state into the arena as state t of `tr`. */
+static pv_err_t s_save(pv_env_t *env, size_t state_max, pv_arena_t *arena, pv_traj_t *tr, size_t t,
+                       pv_errmsg_t *em)
+{
+    uint8_t *buf = pv_arena_alloc(arena, state_max, 1);
+    if (!buf)
+        return pv_errf(em, PV_ERR_NOMEM, "rollout: arena full saving a state");
+    pv_err_t rc = pv_env_save(env, buf, state_max, &tr->state_len[t]);
+    if (rc != PV_OK)
+        return pv_errf(em, rc, "rollout: pv_env_save at step %zu: %s", t, pv_strerror(rc));
+    tr->states[t] = buf;
+    return PV_OK;
+}
+
+/* Play from the environment's current state, appending to `tr` (texts already hold o_t at
+ * index 2 n_steps). `limit` bounds n_steps. */
+static pv_err_t s_play(pv_env_t *env, const pv_policy_t *p, pv_policy_work_t *work, pv_rng_t *rng,
+                       size_t limit, bool save, size_t state_max, pv_arena_t *arena, pv_traj_t *tr,
+                       bool *won, pv_cost_t *cost, pv_errmsg_t *em)
+{
+    *won = false;
+    while (tr->n_steps < limit) {
+        const char *const *adm = NULL;
+        size_t n = 0;
+        pv_err_t rc = pv_env_admissible(env, &adm, &n);
+        if (rc != PV_OK || n == 0)
+            return pv_errf(em, rc != PV_OK ? rc : PV_ERR_STATE,
+                           "rollout: no admissible action at step %zu", tr->n_steps);
+        const char **cands = pv_arena_alloc(arena, n * sizeof *cands, 0);
+        if (!cands)
+            return pv_errf(em, PV_ERR_NOMEM, "rollout: arena full");
+        for (size_t i = 0; i < n; i++)
+            if (!(cands[i] = s_dup(arena, adm[i])))
+                return pv_errf(em, PV_ERR_NOMEM, "rollout: arena full");
+        size_t s = tr->n_steps;
+        pv_policy_ctx_t ctx = {tr->task_text, tr->texts, 2 * s + 1};
+        pv_policy_step_t st;
+        rc = pv_policy_act(p, &ctx, cands, n, rng, work, &st);
+        if (rc != PV_OK)
+            return pv_errf(em, rc, "rollout: policy at step %zu (%zu candidates): %s", s, n,
+                           pv_strerror(rc));
+        cost->decisions += st.n_tokens;
+        tr->steps[s] = (pv_step_rec_t){.cands = cands,
+                                       .n_cands = n,
+                                       .token = st.tokens[0],
+                                       .behav_logprob = st.logprob,
+                                       .policy_version = pv_policy_version(p)};
+        pv_step_result_t r;
+        rc = pv_env_step(env, cands[st.choice], &r);
+        if (rc != PV_OK)
+            return pv_errf(em, rc, "rollout: pv_env_step('%s'): %s", cands[st.choice],
+                           pv_strerror(rc));
+        cost->env_steps++;
+        tr->reward += r.reward;
+        tr->texts[2 * s + 1] = cands[st.choice];
+        if (!(tr->texts[2 * s + 2] = s_dup(arena, r.obs)))
+            return pv_errf(em, PV_ERR_NOMEM, "rollout: arena full");
+        tr->n_steps++;
+        if (save && (rc = s_save(env, state_max, arena, tr, tr->n_steps, em)) != PV_OK)
+            return rc;
+        if (r.done) {
+            *won = r.won;
+            break;
+        }
+    }
+    return PV_OK;
+}
+
+/* Arrays for a trajectory of at most `limit` steps. */
+static pv_err_t s_alloc(pv_arena_t *arena, size_t limit, bool save, pv_traj_t *tr, pv_errmsg_t *em)
+{
+    tr->texts = pv_arena_calloc(arena, 2 * limit + 1, sizeof *tr->texts);
+    tr->steps = pv_arena_calloc(arena, limit ? limit : 1, sizeof *tr->steps);
+    if (save) {
+        tr->states = pv_arena_calloc(arena, limit + 1, sizeof *tr->states);
+        tr->state_len = pv_arena_calloc(arena, limit + 1, sizeof *tr->state_len);
+    }
+    if (!tr->texts || !tr->steps || (save && (!tr->states || !tr->state_len)))
+        return pv_errf(em, PV_ERR_NOMEM, "rollout: arena full");
+    return PV_OK;
+}
+
+static size_t s_limit(const pv_rollout_opts_t *opts, const pv_env_model_t *m)
+{
+    uint32_t lim = pv_env_model_max_steps(m);
+    return opts->max_steps && opts->max_steps < lim ? opts->max_steps : lim;
+}
+
+pv_err_t pv_rollout_episode(const pv_env_model_t *model, pv_env_t *env, const pv_task_t *task,
+                            const pv_policy_t *p, pv_policy_work_t *work, pv_rng_t *rng,
+                            const pv_rollout_opts_t *opts, int64_t group, pv_arena_t *arena,
+                            pv_traj_t *out, pv_cost_t *cost, pv_errmsg_t *em)
+{
+    memset(out, 0, sizeof *out);
+    out->group = group;
+    const pv_env_model_t *m = model;
+    size_t limit = s_limit(opts, m), state_max = pv_env_state_max(m);
+    pv_err_t rc = s_alloc(arena, limit, opts->save_states, out, em);
+    pv_step_result_t r;
+    if (rc == PV_OK && (rc = pv_env_reset(env, task, &r)) != PV_OK)
+        return pv_errf(em, rc, "rollout: reset of task %llu: %s", (unsigned long long)task->task_id,
+                       pv_strerror(rc));
+    if (rc == PV_OK) {
+        out->task_text = s_dup(arena, pv_env_task_text(env));
+        out->texts[0] = s_dup(arena, r.obs);
+        if (!out->task_text || !out->texts[0])
+            rc = pv_errf(em, PV_ERR_NOMEM, "rollout: arena full");
+    }
+    if (rc == PV_OK && opts->save_states)
+        rc = s_save(env, state_max, arena, out, 0, em);
+    if (rc == PV_OK)
+        rc = s_play(env, p, work, rng, limit, opts->save_states, state_max, arena, out, &out->won,
+                    cost, em);
+    return rc;
+}
+
+pv_err_t pv_rollout_continue(const pv_env_model_t *model, pv_env_t *env, const pv_traj_t *traj,
+                             size_t t, const pv_policy_t *p, pv_policy_work_t *work, pv_rng_t *rng,
+                             const pv_rollout_opts_t *opts, pv_arena_t *arena, bool *won,
+                             pv_cost_t *cost, pv_errmsg_t *em)
+{
+    if (!traj->states)
+        return pv_errf(em, PV_ERR_STATE, "continue: the trajectory has no saved states");
+    if (t > traj->n_steps)
+        return pv_errf(em, PV_ERR_RANGE, "continue: step %zu of a %zu-step trajectory", t,
+                       traj->n_steps);
+    pv_err_t rc = pv_env_load(env, traj->states[t], traj->state_len[t], em);
+    if (rc != PV_OK)
+        return rc;
+    const pv_env_model_t *m = model;
+    size_t limit = s_limit(opts, m);
+    pv_traj_t c = {.task_text = traj->task_text, .group = traj->group};
+    if ((rc = s_alloc(arena, limit, false, &c, em)) != PV_OK)
+        return rc;
+    /* the history so far: o_0 .. o_t of the original trajectory */
+    memcpy(c.texts, traj->texts, (2 * t + 1) * sizeof *c.texts);
+    memcpy(c.steps, traj->steps, t * sizeof *c.steps);
+    c.n_steps = t;
+    *won = false;
+    if (t == traj->n_steps) { /* the end of the episode: its outcome is known */
+        *won = traj->won;
+        return PV_OK;
+    }
+    return s_play(env, p, work, rng, limit, false, 0, arena, &c, won, cost, em);
+}

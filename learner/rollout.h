@@ -1,0 +1,53 @@
+/* rollout.h - playing episodes with the policy in one process: the actor's and the
+ * verifier's inner loops, shared by prover-train-local and the distributed roles.
+ *
+ * A rollout plays one task on an environment instance with the policy (sampling with an RNG,
+ * or greedy), recording a pv_traj_t (batch.h) whose texts, candidate lists and, optionally,
+ * saved environment states (pv_env_save before every step and after the last) are copied
+ * into a caller's arena: the environment's own buffers are only valid until its next step.
+ * A continuation restores a saved state (pv_env_load) and plays on to the end of the
+ * episode: ProVer's verifier samples K of them from s_t0 and s_t1 of a segment.
+ */
+#ifndef PV_LEARNER_ROLLOUT_H
+#define PV_LEARNER_ROLLOUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/arena.h"
+#include "common/env/env.h"
+#include "common/err.h"
+#include "common/policy/policy.h"
+#include "learner/batch.h"
+
+typedef struct pv_rollout_opts {
+    uint32_t max_steps; /* 0 = the environment's limit */
+    bool save_states;   /* record pv_env_save states for verification */
+} pv_rollout_opts_t;
+
+/* Costs, counted apart for rollouts and verification (DESIGN.md section 1). */
+typedef struct pv_cost {
+    uint64_t env_steps;
+    uint64_t decisions; /* policy tokens */
+} pv_cost_t;
+
+/* Play `task` from reset to the end (or max_steps). rng NULL = greedy. The trajectory's
+ * reward is the sum of the environment's rewards, won its final `won`, group = `group`.
+ * Errors: the environment's and the policy's (with context in `em`), PV_ERR_NOMEM (arena). */
+pv_err_t pv_rollout_episode(const pv_env_model_t *model, pv_env_t *env, const pv_task_t *task,
+                            const pv_policy_t *p, pv_policy_work_t *work, pv_rng_t *rng,
+                            const pv_rollout_opts_t *opts, int64_t group, pv_arena_t *arena,
+                            pv_traj_t *out, pv_cost_t *cost, pv_errmsg_t *em);
+
+/* Restore state t of `traj` (which must have saved states) and play on with the policy until
+ * the episode ends or the trajectory's step budget (opts->max_steps counted from the start)
+ * runs out; the policy sees the trajectory's history up to step t followed by the new steps.
+ * *won receives the outcome. Texts go to `arena` (reset by the caller between batches).
+ * Errors: PV_ERR_STATE (no saved states), PV_ERR_RANGE (t > n_steps), the environment's. */
+pv_err_t pv_rollout_continue(const pv_env_model_t *model, pv_env_t *env, const pv_traj_t *traj,
+                             size_t t, const pv_policy_t *p, pv_policy_work_t *work, pv_rng_t *rng,
+                             const pv_rollout_opts_t *opts, pv_arena_t *arena, bool *won,
+                             pv_cost_t *cost, pv_errmsg_t *em);
+
+#endif
