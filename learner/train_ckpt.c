@@ -36,7 +36,7 @@ pv_err_t pv_ckpt_save(const char *path, const pv_policy_t *p, pv_adam_t *adam,
             memcpy(t[n].shape, pt->shape, pt->ndim * sizeof(uint64_t));
         }
     const pv_policy_spec_t *sp = pv_policy_spec(p);
-    char num[16 + PV_CKPT_MAX_RNGS][S_NUM_CAP], rkey[PV_CKPT_MAX_RNGS][16];
+    char num[16 + PV_CKPT_MAX_RNGS][S_NUM_CAP], rkey[PV_CKPT_MAX_RNGS][32];
     pv_st_meta_t m[32 + PV_CKPT_MAX_RNGS];
     size_t nm = 0, nn = 0;
 #define S_META_U64(key, v)                                                                         \
@@ -180,7 +180,7 @@ pv_err_t pv_ckpt_load(const char *path, pv_policy_t *p, pv_adam_t *adam, pv_run_
                      PV_CKPT_MAX_RNGS);
     pv_rng_t rngs[PV_CKPT_MAX_RNGS];
     for (size_t i = 0; rc == PV_OK && i < n_rngs; i++) {
-        char key[16];
+        char key[32];
         snprintf(key, sizeof key, "rng.%zu", i);
         const char *v = pv_st_meta(f, key);
         int used = 0;
