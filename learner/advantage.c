@@ -40,17 +40,8 @@ const char *pv_adv_estimator_name(pv_adv_estimator_t est)
     return "unknown";
 }
 
-#define T         double
-#define PV_SFX(n) n##_f64
-#include "learner/adv_tmpl.h"
-#undef T
-#undef PV_SFX
-
-#define T         float
-#define PV_SFX(n) n##_f32
-#include "learner/adv_tmpl.h"
-#undef T
-#undef PV_SFX
+#define PV_TMPL "learner/adv_tmpl.h"
+#include "learner/instantiate.h"
 
 pv_err_t pv_adv_group_f64(pv_adv_estimator_t est, double epsilon, size_t G, const double *rewards,
                           double *advantages, pv_errmsg_t *em)

@@ -30,14 +30,5 @@ pv_err_t pv_kl_parse(const char *name, pv_kl_spec_t *out, pv_errmsg_t *em)
                    name);
 }
 
-#define T         double
-#define PV_SFX(n) n##_f64
-#include "learner/kl_tmpl.h"
-#undef T
-#undef PV_SFX
-
-#define T         float
-#define PV_SFX(n) n##_f32
-#include "learner/kl_tmpl.h"
-#undef T
-#undef PV_SFX
+#define PV_TMPL "learner/kl_tmpl.h"
+#include "learner/instantiate.h"

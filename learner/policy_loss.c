@@ -41,17 +41,8 @@ pv_pg_opts_t pv_pg_opts_default(void)
     return o;
 }
 
-#define T         double
-#define PV_SFX(n) n##_f64
-#include "learner/pl_tmpl.h"
-#undef T
-#undef PV_SFX
-
-#define T         float
-#define PV_SFX(n) n##_f32
-#include "learner/pl_tmpl.h"
-#undef T
-#undef PV_SFX
+#define PV_TMPL "learner/pl_tmpl.h"
+#include "learner/instantiate.h"
 
 pv_err_t pv_actor_loss_f64(const pv_actor_loss_opts_t *opts, size_t rows, size_t L,
                            const double *old_log_prob, const double *log_prob,

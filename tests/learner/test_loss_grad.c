@@ -98,6 +98,21 @@ static void test_kl_grad(void **state)
     assert_int_equal(pv_kl_parse("full", &spec, NULL), PV_ERR_INVAL);
 }
 
+/* Central difference of the actor loss in the input *x (x points into lp or ent). */
+static double s_fd_actor(const pv_actor_loss_opts_t *o, const double *old, const double *lp,
+                         const double *adv, const double *mask, const double *ent,
+                         const double *ref, double *x)
+{
+    pv_actor_loss_out_t a, b;
+    double keep = *x;
+    *x = keep + 1e-6;
+    pv_actor_loss_f64(o, R, L, old, lp, adv, mask, ent, ref, &a, NULL, NULL, NULL);
+    *x = keep - 1e-6;
+    pv_actor_loss_f64(o, R, L, old, lp, adv, mask, ent, ref, &b, NULL, NULL, NULL);
+    *x = keep;
+    return (a.loss - b.loss) / 2e-6;
+}
+
 /* Full actor loss: pg - c_H agg(entropy) + c_KL agg(k3) w.r.t. log_prob and entropy. */
 static void test_actor_loss_grad(void **state)
 {
@@ -110,25 +125,13 @@ static void test_actor_loss_grad(void **state)
                               .kl = {PV_KL_K3, false},
                               .kl_coef = 0.1};
     o.pg.agg.mode = PV_AGG_SEQ_MEAN_TOKEN_MEAN;
-    pv_actor_loss_out_t out, a, b;
+    pv_actor_loss_out_t out;
     assert_int_equal(
         pv_actor_loss_f64(&o, R, L, old, lp, adv, mask, ent, ref, &out, glp, gent, NULL), PV_OK);
     assert_true(fabs(out.loss - (out.pg_loss - 0.01 * out.entropy + 0.1 * out.kl)) < 1e-12);
     for (int k = 0; k < N; k++) {
-        double keep = lp[k];
-        lp[k] = keep + 1e-6;
-        pv_actor_loss_f64(&o, R, L, old, lp, adv, mask, ent, ref, &a, NULL, NULL, NULL);
-        lp[k] = keep - 1e-6;
-        pv_actor_loss_f64(&o, R, L, old, lp, adv, mask, ent, ref, &b, NULL, NULL, NULL);
-        lp[k] = keep;
-        s_close((a.loss - b.loss) / 2e-6, glp[k], "log_prob", k);
-        keep = ent[k];
-        ent[k] = keep + 1e-6;
-        pv_actor_loss_f64(&o, R, L, old, lp, adv, mask, ent, ref, &a, NULL, NULL, NULL);
-        ent[k] = keep - 1e-6;
-        pv_actor_loss_f64(&o, R, L, old, lp, adv, mask, ent, ref, &b, NULL, NULL, NULL);
-        ent[k] = keep;
-        s_close((a.loss - b.loss) / 2e-6, gent[k], "entropy", k);
+        s_close(s_fd_actor(&o, old, lp, adv, mask, ent, ref, lp + k), glp[k], "log_prob", k);
+        s_close(s_fd_actor(&o, old, lp, adv, mask, ent, ref, ent + k), gent[k], "entropy", k);
     }
 }
 

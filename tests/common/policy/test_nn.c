@@ -92,40 +92,54 @@ static void test_embed_mean(void **state)
         assert_true(y[d] == 0.0f);
 }
 
+enum { S_N = 8 };
+typedef struct s_rm {
+    float z[S_N], a[S_N], b[S_N], r[S_N];
+} s_rm_t;
+
+static double s_relu_loss(const s_rm_t *x)
+{
+    float y[S_N];
+    pv_nn_relu_fwd(y, x->z, S_N);
+    return s_readout(x->r, y, S_N);
+}
+
+static double s_mul_loss(const s_rm_t *x)
+{
+    float y[S_N];
+    pv_nn_mul_fwd(y, x->a, x->b, S_N);
+    return s_readout(x->r, y, S_N);
+}
+
+/* Central difference of loss(x) in coordinate v[i] (v points into x). */
+static double s_fd(s_rm_t *x, float *v, size_t i, double (*loss)(const s_rm_t *))
+{
+    float keep = v[i];
+    v[i] = keep + S_EPS;
+    double lp = loss(x);
+    v[i] = keep - S_EPS;
+    double lm = loss(x);
+    v[i] = keep;
+    return (lp - lm) / (2 * S_EPS);
+}
+
 static void test_relu_mul(void **state)
 {
     (void)state;
-    enum { N = 8 };
     pv_rng_t rng;
     pv_rng_seed(&rng, 5, 6);
-    float z[N], a[N], b[N], r[N], y[N], dz[N] = {0}, da[N] = {0}, db[N] = {0};
-    s_fill(&rng, z, N, 1), s_fill(&rng, a, N, 1), s_fill(&rng, b, N, 1), s_fill(&rng, r, N, 1);
-    for (int i = 0; i < N; i++) /* keep away from the kink */
-        z[i] += z[i] > 0 ? 0.1f : -0.1f;
-    pv_nn_relu_bwd(dz, z, r, N);
-    pv_nn_mul_bwd(da, db, a, b, r, N);
-    for (size_t i = 0; i < N; i++) {
-        float keep = z[i];
-        z[i] = keep + S_EPS, pv_nn_relu_fwd(y, z, N);
-        double lp = s_readout(r, y, N);
-        z[i] = keep - S_EPS, pv_nn_relu_fwd(y, z, N);
-        double lm = s_readout(r, y, N);
-        z[i] = keep;
-        s_check((lp - lm) / (2 * S_EPS), dz[i], "relu", i);
-        keep = a[i];
-        a[i] = keep + S_EPS, pv_nn_mul_fwd(y, a, b, N);
-        lp = s_readout(r, y, N);
-        a[i] = keep - S_EPS, pv_nn_mul_fwd(y, a, b, N);
-        lm = s_readout(r, y, N);
-        a[i] = keep;
-        s_check((lp - lm) / (2 * S_EPS), da[i], "mul.a", i);
-        keep = b[i];
-        b[i] = keep + S_EPS, pv_nn_mul_fwd(y, a, b, N);
-        lp = s_readout(r, y, N);
-        b[i] = keep - S_EPS, pv_nn_mul_fwd(y, a, b, N);
-        lm = s_readout(r, y, N);
-        b[i] = keep;
-        s_check((lp - lm) / (2 * S_EPS), db[i], "mul.b", i);
+    s_rm_t x;
+    float dz[S_N] = {0}, da[S_N] = {0}, db[S_N] = {0};
+    s_fill(&rng, x.z, S_N, 1), s_fill(&rng, x.a, S_N, 1), s_fill(&rng, x.b, S_N, 1);
+    s_fill(&rng, x.r, S_N, 1);
+    for (int i = 0; i < S_N; i++) /* keep away from the kink */
+        x.z[i] += x.z[i] > 0 ? 0.1f : -0.1f;
+    pv_nn_relu_bwd(dz, x.z, x.r, S_N);
+    pv_nn_mul_bwd(da, db, x.a, x.b, x.r, S_N);
+    for (size_t i = 0; i < S_N; i++) {
+        s_check(s_fd(&x, x.z, i, s_relu_loss), dz[i], "relu", i);
+        s_check(s_fd(&x, x.a, i, s_mul_loss), da[i], "mul.a", i);
+        s_check(s_fd(&x, x.b, i, s_mul_loss), db[i], "mul.b", i);
     }
 }
 
