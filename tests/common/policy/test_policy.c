@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <pthread.h>
 
 #include "common/policy/policy.h"
 
@@ -228,13 +229,65 @@ static void test_errors(void **state)
     pv_policy_destroy(&p);
 }
 
+/* Two threads share one read-only policy, each with its own work and gradient buffer:
+ * their results equal a single thread's, bit for bit. */
+typedef struct s_thread_arg {
+    const pv_policy_t *p;
+    float logp[S_NC];
+    float *grad;
+    int rc;
+} s_thread_arg_t;
+
+static void *s_thread(void *arg_)
+{
+    s_thread_arg_t *a = arg_;
+    pv_policy_work_t *w = NULL;
+    a->rc = pv_policy_work_new(a->p, &w);
+    pv_policy_ctx_t ctx = s_ctx();
+    const uint32_t tok = 2;
+    const float g = 0.5f;
+    float lp, ent;
+    for (int it = 0; it < 200 && a->rc == PV_OK; it++) {
+        a->rc = pv_policy_logprobs(a->p, &ctx, s_cands, S_NC, w, a->logp, NULL);
+        if (a->rc == PV_OK && it == 199) {
+            a->rc = pv_policy_forward(a->p, &ctx, s_cands, S_NC, &tok, 1, w, &lp, &ent);
+            if (a->rc == PV_OK)
+                a->rc = pv_policy_backward(a->p, w, &g, NULL, a->grad);
+        }
+    }
+    pv_policy_work_destroy(&w);
+    return NULL;
+}
+
+static void test_threads_share_policy(void **state)
+{
+    (void)state;
+    pv_policy_t *p = s_small(8);
+    size_t n = pv_policy_n_params(p);
+    s_thread_arg_t a[3];
+    pthread_t th[2];
+    for (int i = 0; i < 3; i++)
+        a[i] = (s_thread_arg_t){.p = p, .grad = calloc(n, sizeof(float))};
+    s_thread(&a[2]); /* reference, single thread */
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, s_thread, &a[i]), 0);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        assert_int_equal(a[i].rc, PV_OK);
+        assert_memory_equal(a[i].logp, a[2].logp, sizeof a[2].logp);
+        assert_memory_equal(a[i].grad, a[2].grad, n * sizeof(float));
+    }
+    for (int i = 0; i < 3; i++)
+        free(a[i].grad);
+    pv_policy_destroy(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table_and_init),
-        cmocka_unit_test(test_distribution),
-        cmocka_unit_test(test_backward_fd),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_table_and_init),       cmocka_unit_test(test_distribution),
+        cmocka_unit_test(test_backward_fd),          cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_threads_share_policy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
