@@ -13,8 +13,11 @@
  *     u_C = mean_E[its unigrams, bigrams and first word ("verb")]
  *     u_X = mean_E[cross features: verb x number of its content words (not digits, not
  *           stop words) found in the task / the current observation / the actions of the
- *           window (each capped at 3); verb x how often this exact action was already taken
- *           in the WHOLE history (capped at 3); verb x "equals the previous action"]
+ *           window (each capped at 3); verb x number of its object instances ("cabinet 6":
+ *           a word followed by a number) found in the current observation / the window's
+ *           actions; verb x "the verb occurs in the task" (heat, clean, cool...); verb x
+ *           how often this exact action was already taken in the WHOLE history (capped at
+ *           3); verb x "equals the previous action"]
  *     x_j = [u_C, u_X, e_T * u_C, e_H * u_C]                                   (4D)
  *     z_j = W1 [c; x_j] + b1 (H),  s_j = w2 . relu(z_j)
  *   p = softmax(s); entropy = -sum p log p.
@@ -36,7 +39,7 @@
 #define S_HIST_WORDS 128 /* per history entry */
 #define S_CAND_WORDS 32
 #define S_CAND_IDS   (2 * S_CAND_WORDS + 1) /* unigrams + bigrams + verb */
-#define S_X_IDS      5
+#define S_X_IDS      8
 #define S_MAX_WINDOW 64
 
 /* feature tags (field x type) */
@@ -55,6 +58,9 @@ enum {
     S_TAG_XH,
     S_TAG_REP,
     S_TAG_LAST,
+    S_TAG_XOB,
+    S_TAG_XHB,
+    S_TAG_XTV,
 };
 
 static const char *const s_stop[] = {"a",    "an", "the",  "to",   "from", "in", "on",
@@ -68,7 +74,7 @@ typedef struct s_work {
     /* context */
     uint32_t *ctx_ids; /* T ids, then O ids, then H ids */
     size_t n_t, n_o, n_h;
-    uint64_t tset[S_TASK_WORDS], oset[S_OBS_WORDS], *hset;
+    uint64_t tset[2 * S_TASK_WORDS], oset[2 * S_OBS_WORDS], *hset; /* words + bigrams */
     size_t n_tset, n_oset, n_hset;
     float *ctx; /* (3D) */
     float *pre; /* (H) b1 + W1[:, :3D] c */
@@ -165,7 +171,7 @@ static pv_err_t s_work_new(const pv_policy_t *p, void **out)
     size_t D = w->D = sp->embed_dim, H = w->H = sp->hidden_dim, C = w->max_cands = sp->max_cands;
     size_t W = sp->history_window;
     w->ctx_ids = malloc((2 * S_TASK_WORDS + 2 * S_OBS_WORDS + W * S_HIST_WORDS) * sizeof(uint32_t));
-    w->hset = malloc((W * S_HIST_WORDS + 1) * sizeof(uint64_t));
+    w->hset = malloc((2 * W * S_HIST_WORDS + 1) * sizeof(uint64_t));
     /* floats: ctx 3D, pre H, dctx 3D, dzsum H, dz H, dh H, dxc 4D, then per candidate
      * xc 4D, z H, s, logp, ds */
     w->ctx = malloc((10 * D + 4 * H + C * (4 * D + H + 3)) * sizeof(float));
@@ -202,6 +208,12 @@ static bool s_in(const uint64_t *set, size_t n, uint64_t h)
     return false;
 }
 
+/* A word pair's hash for the context sets ("cabinet 6" as one unit). */
+static uint64_t s_pair(uint64_t a, uint64_t b)
+{
+    return (a * 0x9e3779b97f4a7c15ULL) ^ b;
+}
+
 /* Append unigram (and bigram when tag2 != 0) ids of `words` to ids; optionally record the
  * word hashes in set. Returns the number of ids added. */
 static size_t s_ngrams(const pv_word_t *words, size_t nw, uint64_t tag1, uint64_t tag2, uint32_t nb,
@@ -212,8 +224,11 @@ static size_t s_ngrams(const pv_word_t *words, size_t nw, uint64_t tag1, uint64_
         ids[n++] = pv_feat_id(tag1, words[i].h, 0, nb);
         if (tag2 && i + 1 < nw)
             ids[n++] = pv_feat_id(tag2, words[i].h, words[i + 1].h, nb);
-        if (set)
+        if (set) {
             set[(*n_set)++] = words[i].h;
+            if (i + 1 < nw)
+                set[(*n_set)++] = s_pair(words[i].h, words[i + 1].h);
+        }
     }
     return n;
 }
@@ -257,7 +272,14 @@ static void s_cand_features(const pv_policy_t *p, s_work_t *w, const pv_policy_c
     if (nw)
         ids[n++] = pv_feat_id(S_TAG_CV, verb, 0, nb);
     w->n_c[j] = (uint8_t)n;
-    uint64_t mt = 0, mo = 0, mh = 0, rep = 0, last = 0;
+    uint64_t mt = 0, mo = 0, mh = 0, rep = 0, last = 0, mob = 0, mhb = 0;
+    for (size_t i = 1; i + 1 < nw; i++) { /* object instances: "<word> <number>" pairs */
+        if (!w->words[i + 1].digits)
+            continue;
+        uint64_t pair = s_pair(w->words[i].h, w->words[i + 1].h);
+        mob += s_in(w->oset, w->n_oset, pair);
+        mhb += s_in(w->hset, w->n_hset, pair);
+    }
     for (size_t i = 1; i < nw; i++) {
         if (w->words[i].digits || s_in(w->stop, S_N_STOP, w->words[i].h))
             continue;
@@ -277,6 +299,9 @@ static void s_cand_features(const pv_policy_t *p, s_work_t *w, const pv_policy_c
     x[2] = pv_feat_id(S_TAG_XH, verb, mh < 3 ? mh : 3, nb);
     x[3] = pv_feat_id(S_TAG_REP, verb, rep < 3 ? rep : 3, nb);
     x[4] = pv_feat_id(S_TAG_LAST, verb, last, nb);
+    x[5] = pv_feat_id(S_TAG_XOB, verb, mob < 3 ? mob : 3, nb);
+    x[6] = pv_feat_id(S_TAG_XHB, verb, mhb < 3 ? mhb : 3, nb);
+    x[7] = pv_feat_id(S_TAG_XTV, verb, nw && s_in(w->tset, w->n_tset, verb), nb);
     w->n_x[j] = S_X_IDS;
 }
 

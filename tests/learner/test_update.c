@@ -147,6 +147,8 @@ static int s_greedy_first_hits(s_setup_t *s)
 
 /* GRPO from scratch: groups of 8 per target; the greedy policy must open the named box
  * first for all five colours (an untrained policy does so for about one in five). */
+enum { S_ITERS = 100 };
+
 static void test_grpo_learns_toy(void **state)
 {
     (void)state;
@@ -160,7 +162,7 @@ static void test_grpo_learns_toy(void **state)
     static toy_traj_t tt[G * GROUPS];
     pv_traj_t trajs[G * GROUPS];
     double first_success = -1, last_success = 0;
-    for (int it = 0; it < 40; it++) {
+    for (int it = 0; it < S_ITERS; it++) {
         int wins = 0;
         for (int g = 0; g < GROUPS; g++)
             for (int i = 0; i < G; i++) {
@@ -184,7 +186,7 @@ static void test_grpo_learns_toy(void **state)
     }
     print_message("first-step success %.2f -> %.2f, policy version %llu\n", first_success,
                   last_success, (unsigned long long)pv_policy_version(s.p));
-    assert_int_equal(pv_policy_version(s.p), 40);
+    assert_int_equal(pv_policy_version(s.p), S_ITERS);
     assert_true(last_success > first_success + 0.3);
     assert_int_equal(s_greedy_first_hits(&s), TOY_N_BOX);
     s_teardown(&s);
