@@ -12,7 +12,7 @@
  *
  * Keys (defaults in brackets): seed [1], eval [100] held-out games, demos [200] expert
  * episodes, bc_epochs [30], bc_batch [32] episodes per BC step, bc_lr [3e-3], iters [30],
- * groups [8] tasks per iteration, G [8] rollouts per task, lr [1e-3], max_steps [40],
+ * groups [8] tasks per iteration, G [8] rollouts per task, lr [1e-3], max_steps [50],
  * lambda [1.0], k [4] continuations per state, segments [2] per group, sign [positive],
  * apply [add], entropy [0.0], phases [grpo,prover], out [none].
  */
@@ -51,7 +51,7 @@ static int s_parse(int argc, char **argv, s_opts_t *o)
                     .iters = 30,
                     .groups = 8,
                     .G = 8,
-                    .max_steps = 40,
+                    .max_steps = 50,
                     .k = 4,
                     .segments = 2,
                     .bc_lr = 3e-3,
@@ -145,18 +145,24 @@ static int s_fail(const char *what, pv_err_t rc, const pv_errmsg_t *em)
     return 1;
 }
 
-/* Evaluate and print one line. */
-static int s_eval(s_world_t *w, const s_opts_t *o, const char *label, double *out)
+/* Evaluate greedy (out[0]) and sampled (out[1]) on the held-out games; print one line. */
+static int s_eval(s_world_t *w, const s_opts_t *o, const char *label, double out[2])
 {
     pv_errmsg_t em = {{0}};
     pv_cost_t c = {0};
     pv_rollout_opts_t ro = {.max_steps = o->max_steps};
     double t0 = s_now();
-    pv_err_t rc = pv_local_eval(&w->L, PV_SPLIT_TEST, 0, o->eval, true, &ro, out, &c, &em);
+    pv_rng_t keep = w->rng; /* evaluation must not shift the training stream */
+    pv_rng_seed(&w->rng, o->seed, 0x6576616cULL);
+    pv_err_t rc = pv_local_eval(&w->L, PV_SPLIT_TEST, 0, o->eval, true, &ro, &out[0], &c, &em);
+    if (rc == PV_OK)
+        rc = pv_local_eval(&w->L, PV_SPLIT_TEST, 0, o->eval, false, &ro, &out[1], &c, &em);
+    w->rng = keep;
     if (rc != PV_OK)
         return s_fail("eval", rc, &em);
-    printf("eval %-8s held-out success %.3f (%u games, greedy, %llu env steps, %.1f s)\n", label,
-           *out, o->eval, (unsigned long long)c.env_steps, s_now() - t0);
+    printf("eval %-9s held-out success greedy %.3f, sampled %.3f (%u games each, %llu env "
+           "steps, %.1f s)\n",
+           label, out[0], out[1], o->eval, (unsigned long long)c.env_steps, s_now() - t0);
     fflush(stdout);
     return 0;
 }
@@ -284,11 +290,12 @@ int main(int argc, char **argv)
     s_opts_t o;
     if (s_parse(argc, argv, &o) != 0)
         return 2;
-    double t_start = s_now(), untrained = 0, bc = 0, grpo = -1, prov = -1;
+    double t_start = s_now(), untrained[2] = {0}, bc[2] = {0}, grpo[2] = {-1, -1},
+           prov[2] = {-1, -1};
     uint64_t demo_steps = 0, grpo_steps = 0, prov_steps = 0, prov_verify = 0, none = 0;
     s_world_t w;
-    if (s_world_new(&w, &o) != 0 || s_eval(&w, &o, "untrained", &untrained) != 0 ||
-        s_bc(&w, &o, &demo_steps) != 0 || s_eval(&w, &o, "bc", &bc) != 0 || s_save(&w, &o, "bc", 0))
+    if (s_world_new(&w, &o) != 0 || s_eval(&w, &o, "untrained", untrained) != 0 ||
+        s_bc(&w, &o, &demo_steps) != 0 || s_eval(&w, &o, "bc", bc) != 0 || s_save(&w, &o, "bc", 0))
         return 1;
     /* both RL runs start from the same BC weights and optimiser state */
     size_t n = pv_policy_n_params(w.policy);
@@ -307,15 +314,16 @@ int main(int argc, char **argv)
         w.rng = rng0;
         if (s_rl(&w, &o, prover, prover ? &prov_steps : &grpo_steps,
                  prover ? &prov_verify : &none) != 0 ||
-            s_eval(&w, &o, prover ? "prover" : "grpo", prover ? &prov : &grpo) != 0 ||
+            s_eval(&w, &o, prover ? "prover" : "grpo", prover ? prov : grpo) != 0 ||
             s_save(&w, &o, prover ? "prover" : "grpo", o.iters) != 0)
             return 1;
     }
-    printf(
-        "summary: held-out success untrained %.3f, bc %.3f, grpo %.3f, prover %.3f | env steps: "
-        "demos %llu, grpo rollouts %llu, prover rollouts %llu + verification %llu | wall %.1f s\n",
-        untrained, bc, grpo, prov, (unsigned long long)demo_steps, (unsigned long long)grpo_steps,
-        (unsigned long long)prov_steps, (unsigned long long)prov_verify, s_now() - t_start);
+    printf("summary: held-out success (greedy / sampled): untrained %.3f / %.3f, bc %.3f / %.3f, "
+           "grpo %.3f / %.3f, prover %.3f / %.3f | env steps: demos %llu, grpo rollouts %llu, "
+           "prover rollouts %llu + verification %llu | wall %.1f s\n",
+           untrained[0], untrained[1], bc[0], bc[1], grpo[0], grpo[1], prov[0], prov[1],
+           (unsigned long long)demo_steps, (unsigned long long)grpo_steps,
+           (unsigned long long)prov_steps, (unsigned long long)prov_verify, s_now() - t_start);
     free(bc_params);
     s_world_free(&w);
     return 0;
