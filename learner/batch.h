@@ -4,7 +4,7 @@
  * A trajectory keeps its texts once: texts = {o_0, a_0, o_1, a_1, ..., o_T} (observations and
  * action texts, oldest first), and step t's context history is texts[0 .. 2t] (2t + 1
  * entries, ending with o_t) - exactly pv_policy_ctx_t's convention. Each step records the
- * candidates it was offered, the token the policy emitted (hash_mlp: the candidate index),
+ * candidates it was offered, the token the policy emitted (bow_mlp: the candidate index),
  * its behaviour log-prob and the policy version that acted. Memory is owned by whoever built
  * the trajectory (rollout.c uses one arena per batch).
  *

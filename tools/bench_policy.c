@@ -1,4 +1,4 @@
-/* bench_policy.c - prover-bench-policy: throughput of the hash_mlp policy on one core.
+/* bench_policy.c - prover-bench-policy: throughput of the bow_mlp policy on one core.
  *
  *   prover-bench-policy [n_cands=30] [history_steps=50] [seconds=1.0]
  *
@@ -54,7 +54,7 @@ int main(int argc, char **argv)
                      s_recs[k % 10], k % 7 + 1, s_recs[k % 10], k % 7 + 1, s_objs[k % 7],
                      s_objs[(k + 1) % 7], s_objs[(k + 2) % 7]);
     }
-    pv_policy_spec_t sp = {.kind = "hash_mlp", .seed = 1};
+    pv_policy_spec_t sp = {.kind = "bow_mlp", .seed = 1};
     pv_policy_t *p = NULL;
     pv_policy_work_t *w = NULL;
     pv_errmsg_t em;
@@ -88,7 +88,7 @@ int main(int argc, char **argv)
         t = s_now();
     }
     double bwd_rate = (double)n / (t - t0);
-    printf("hash_mlp: n_params %zu (buckets %u, D %u, H %u, window %u), %zu candidates, "
+    printf("bow_mlp: n_params %zu (buckets %u, D %u, H %u, window %u), %zu candidates, "
            "%zu-step history\n",
            pv_policy_n_params(p), pv_policy_spec(p)->n_buckets, pv_policy_spec(p)->embed_dim,
            pv_policy_spec(p)->hidden_dim, pv_policy_spec(p)->history_window, nc, hs);

@@ -241,7 +241,7 @@ static int s_world_new(s_world_t *w, const s_opts_t *o)
     pv_err_t rc = pv_env_model_new(&es, &w->model, &em);
     if (rc != PV_OK)
         return s_fail("environment", rc, &em);
-    pv_policy_spec_t ps = {.kind = "hash_mlp", .seed = o->seed};
+    pv_policy_spec_t ps = {.kind = "bow_mlp", .seed = o->seed};
     pv_adam_opts_t ao = pv_adam_opts_default(o->bc_lr);
     if ((rc = pv_env_new(w->model, &w->env)) != PV_OK ||
         (rc = pv_arena_new(1 << 20, 0, &w->arena)) != PV_OK ||

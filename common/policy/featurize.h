@@ -1,4 +1,4 @@
-/* featurize.h - text to hashed feature ids for the hash_mlp policy.
+/* featurize.h - text to hashed feature ids for the bow_mlp policy.
  *
  * Words are maximal runs of ASCII letters and digits, lower-cased (other bytes separate
  * words; a word longer than PV_FEAT_WORD_MAX bytes is hashed on its first PV_FEAT_WORD_MAX).

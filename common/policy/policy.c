@@ -7,7 +7,7 @@
 #include "common/policy/policy_impl.h"
 
 static const pv_policy_ops_t *const s_kinds[] = {
-    &pv_policy_hash_mlp_ops,
+    &pv_policy_bow_mlp_ops,
 };
 #define S_N_KINDS (sizeof s_kinds / sizeof s_kinds[0])
 
@@ -20,7 +20,7 @@ pv_err_t pv_policy_new(const pv_policy_spec_t *spec, pv_policy_t **out, pv_errms
         if (strcmp(s_kinds[i]->kind, spec->kind) == 0)
             ops = s_kinds[i];
     if (!ops)
-        return pv_errf(em, PV_ERR_INVAL, "unknown policy kind '%s' (known: hash_mlp)", spec->kind);
+        return pv_errf(em, PV_ERR_INVAL, "unknown policy kind '%s' (known: bow_mlp)", spec->kind);
     pv_policy_t *self = calloc(1, sizeof *self);
     if (!self)
         return PV_ERR_NOMEM;

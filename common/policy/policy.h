@@ -7,7 +7,7 @@
  * per-token loss into a caller-owned gradient buffer.
  *
  * Tokens. A decision (one environment step) emits one or more tokens. For the candidate
- * scorer ("hash_mlp") one action = one decision = one token, whose id is the chosen
+ * scorer ("bow_mlp") one action = one decision = one token, whose id is the chosen
  * candidate's index in the step's candidate list and whose log-prob is log p(choice). An
  * autoregressive LM kind would emit several tokens per step; the per-token arrays below are
  * sized by n_tokens so nothing else changes.
@@ -38,8 +38,8 @@ typedef struct pv_policy_work pv_policy_work_t;
 
 /* How to build a policy. 0 in a size field means the kind's default. */
 typedef struct pv_policy_spec {
-    const char *kind;        /* "hash_mlp" (borrowed during pv_policy_new) */
-    uint32_t n_buckets;      /* hashed feature rows (hash_mlp default 32768) */
+    const char *kind;        /* "bow_mlp" (borrowed during pv_policy_new) */
+    uint32_t n_buckets;      /* hashed feature rows (bow_mlp default 32768) */
     uint32_t embed_dim;      /* D (default 32) */
     uint32_t hidden_dim;     /* H (default 64) */
     uint32_t history_window; /* history entries read before the current observation
@@ -73,7 +73,7 @@ typedef struct pv_policy_step {
     size_t choice;               /* index into the candidate list */
     float logprob;               /* behaviour log-prob of the whole action (sum over tokens) */
     float entropy;               /* entropy of the decision's distribution (nats) */
-    size_t n_tokens;             /* tokens emitted (1 for hash_mlp) */
+    size_t n_tokens;             /* tokens emitted (1 for bow_mlp) */
     const uint32_t *tokens;      /* (n_tokens) token ids */
     const float *token_logprobs; /* (n_tokens) behaviour log-prob per token */
 } pv_policy_step_t;
@@ -118,7 +118,7 @@ pv_err_t pv_policy_logprobs(const pv_policy_t *p, const pv_policy_ctx_t *ctx,
                             float *logp_out, float *entropy);
 
 /* Training forward: log-prob and entropy of each given token under the current parameters,
- * cached in `work` for pv_policy_backward(). For hash_mlp n_tokens must be 1 and tokens[0]
+ * cached in `work` for pv_policy_backward(). For bow_mlp n_tokens must be 1 and tokens[0]
  * < n_cands. logp_out and ent_out are (n_tokens). Errors as act, PV_ERR_RANGE for a bad
  * token. */
 pv_err_t pv_policy_forward(const pv_policy_t *p, const pv_policy_ctx_t *ctx,

@@ -50,7 +50,7 @@ struct pv_policy_ops {
                          float *grad);
 };
 
-/* The kinds this build knows (hash_mlp.c). */
-extern const pv_policy_ops_t pv_policy_hash_mlp_ops;
+/* The kinds this build knows (bow_mlp.c). */
+extern const pv_policy_ops_t pv_policy_bow_mlp_ops;
 
 #endif

@@ -154,7 +154,7 @@ typedef struct s_run {
 static void s_run_new(s_run_t *r, uint64_t seed)
 {
     memset(r, 0, sizeof *r);
-    pv_policy_spec_t sp = {.kind = "hash_mlp",
+    pv_policy_spec_t sp = {.kind = "bow_mlp",
                            .n_buckets = 512,
                            .embed_dim = 8,
                            .hidden_dim = 16,
@@ -220,7 +220,7 @@ static void test_resume_bit_identical(void **state)
     pv_policy_spec_t sp;
     char kind[32];
     assert_int_equal(pv_ckpt_read_spec(path, &sp, kind, sizeof kind, NULL), PV_OK);
-    assert_string_equal(sp.kind, "hash_mlp");
+    assert_string_equal(sp.kind, "bow_mlp");
     s_run_new(&b, sp.seed + 1000); /* a different init: everything must come from the file */
     assert_int_equal(b.p != NULL, 1);
     pv_run_meta_t got;
@@ -242,7 +242,7 @@ static void test_resume_bit_identical(void **state)
     assert_int_equal(pv_policy_version(a.p), (N + M) * 4); /* 2 epochs x 2 mini-batches */
     /* a checkpoint of another shape is refused and leaves the policy untouched */
     pv_policy_spec_t other = {
-        .kind = "hash_mlp", .n_buckets = 256, .embed_dim = 8, .hidden_dim = 16, .max_cands = 8};
+        .kind = "bow_mlp", .n_buckets = 256, .embed_dim = 8, .hidden_dim = 16, .max_cands = 8};
     pv_policy_t *q = NULL;
     assert_int_equal(pv_policy_new(&other, &q, NULL), PV_OK);
     float first = pv_policy_params(q)[0];
@@ -299,7 +299,7 @@ static void test_numpy_reads_checkpoint(void **state)
             assert_int_equal(sscanf(line, "meta %llu %llu %31s", &ver, &step, kind), 3);
             assert_int_equal(ver, pv_policy_version(r.p));
             assert_int_equal(step, 1);
-            assert_string_equal(kind, "hash_mlp");
+            assert_string_equal(kind, "bow_mlp");
             meta_ok = 1;
             continue;
         }

@@ -140,7 +140,7 @@ static void test_actor_loss_grad(void **state)
 static void test_whole_loss_through_policy(void **state)
 {
     (void)state;
-    pv_policy_spec_t sp = {.kind = "hash_mlp",
+    pv_policy_spec_t sp = {.kind = "bow_mlp",
                            .n_buckets = 256,
                            .embed_dim = 8,
                            .hidden_dim = 16,

@@ -113,7 +113,7 @@ typedef struct s_setup {
 
 static void s_setup(s_setup_t *s, double lr)
 {
-    pv_policy_spec_t sp = {.kind = "hash_mlp",
+    pv_policy_spec_t sp = {.kind = "bow_mlp",
                            .n_buckets = 1024,
                            .embed_dim = 16,
                            .hidden_dim = 32,

@@ -1,4 +1,4 @@
-/* test_policy.c - the policy interface and the hash_mlp kind: tensor table, deterministic
+/* test_policy.c - the policy interface and the bow_mlp kind: tensor table, deterministic
  * initialisation, distribution properties, sampling frequencies, the whole decision's
  * backward against finite differences, and argument errors. */
 #include <math.h>
@@ -40,7 +40,7 @@ static pv_policy_ctx_t s_ctx(void)
 
 static pv_policy_t *s_small(uint64_t seed)
 {
-    pv_policy_spec_t sp = {.kind = "hash_mlp",
+    pv_policy_spec_t sp = {.kind = "bow_mlp",
                            .n_buckets = 512,
                            .embed_dim = 8,
                            .hidden_dim = 16,
@@ -76,7 +76,7 @@ static void test_table_and_init(void **state)
     pv_policy_set_version(a, 7);
     assert_int_equal(pv_policy_version(a), 7);
     /* defaults */
-    pv_policy_spec_t sp = {.kind = "hash_mlp"};
+    pv_policy_spec_t sp = {.kind = "bow_mlp"};
     pv_policy_t *d = NULL;
     assert_int_equal(pv_policy_new(&sp, &d, NULL), PV_OK);
     assert_int_equal(pv_policy_spec(d)->n_buckets, 32768);
@@ -200,7 +200,7 @@ static void test_errors(void **state)
     pv_policy_spec_t sp = {.kind = "transformer"};
     assert_int_equal(pv_policy_new(&sp, &p, &em), PV_ERR_INVAL);
     assert_non_null(strstr(em.text, "transformer"));
-    sp = (pv_policy_spec_t){.kind = "hash_mlp", .history_window = 1000};
+    sp = (pv_policy_spec_t){.kind = "bow_mlp", .history_window = 1000};
     assert_int_equal(pv_policy_new(&sp, &p, &em), PV_ERR_INVAL);
     assert_non_null(strstr(em.text, "history_window"));
     p = s_small(1);

@@ -1,4 +1,4 @@
-/* hash_mlp.c - the first policy kind: hashed word / bigram features -> embeddings -> a small
+/* bow_mlp.c - the first policy kind: hashed word / bigram features -> embeddings -> a small
  * MLP -> one score per admissible action -> softmax (DESIGN.md section 4).
  *
  * With D = embed_dim, H = hidden_dim, W = history_window, E the (n_buckets, D) embedding
@@ -110,15 +110,15 @@ static pv_err_t s_resolve(pv_policy_spec_t *sp, pv_errmsg_t *em)
     if (!sp->max_cands)
         sp->max_cands = 512;
     if (sp->n_buckets < 16 || sp->n_buckets > (1u << 24))
-        return pv_errf(em, PV_ERR_INVAL, "hash_mlp: n_buckets must be in [16, 2^24], got %u",
+        return pv_errf(em, PV_ERR_INVAL, "bow_mlp: n_buckets must be in [16, 2^24], got %u",
                        sp->n_buckets);
     if (sp->embed_dim > 1024 || sp->hidden_dim > 4096)
-        return pv_errf(em, PV_ERR_INVAL, "hash_mlp: embed_dim <= 1024 and hidden_dim <= 4096");
+        return pv_errf(em, PV_ERR_INVAL, "bow_mlp: embed_dim <= 1024 and hidden_dim <= 4096");
     if (sp->history_window > S_MAX_WINDOW)
-        return pv_errf(em, PV_ERR_INVAL, "hash_mlp: history_window must be <= %d, got %u",
+        return pv_errf(em, PV_ERR_INVAL, "bow_mlp: history_window must be <= %d, got %u",
                        S_MAX_WINDOW, sp->history_window);
     if (sp->max_cands > 65536)
-        return pv_errf(em, PV_ERR_INVAL, "hash_mlp: max_cands must be <= 65536");
+        return pv_errf(em, PV_ERR_INVAL, "bow_mlp: max_cands must be <= 65536");
     return PV_OK;
 }
 
@@ -443,8 +443,8 @@ static pv_err_t s_backward(const pv_policy_t *p, void *w_, const float *dlogp, c
     return PV_OK;
 }
 
-const pv_policy_ops_t pv_policy_hash_mlp_ops = {
-    .kind = "hash_mlp",
+const pv_policy_ops_t pv_policy_bow_mlp_ops = {
+    .kind = "bow_mlp",
     .resolve = s_resolve,
     .tensors = s_tensors,
     .init = s_init,
