@@ -275,9 +275,9 @@ static pv_err_t s_worker_join(pv_broker_core_t *self, int32_t pslot, uint32_t se
     return PV_OK;
 }
 
-static void s_text(char *dst, const char *src)
+static void s_text(char *dst, size_t cap, const char *src)
 {
-    size_t n = src ? strnlen(src, PV_PEER_TEXT_MAX - 1) : 0;
+    size_t n = src ? strnlen(src, cap - 1) : 0;
     if (n)
         memcpy(dst, src, n);
     dst[n] = '\0';
@@ -310,10 +310,10 @@ void pv_broker_on_register(pv_broker_core_t *self, int64_t now_us, const pv_peer
             s_worker_leave(self, now_us, p);
     }
     pv_peer_t *w = pv_peer_at(&self->peers, p);
-    s_text(w->role, reg->role);
-    s_text(w->host, reg->host);
+    s_text(w->role, sizeof w->role, reg->role);
+    s_text(w->host, sizeof w->host, reg->host);
+    s_text(w->worker_id, sizeof w->worker_id, reg->worker_id);
     w->pid = reg->pid;
-    w->worker_id = reg->worker_id;
     w->capacity = service >= 0 ? reg->capacity : 0;
     if (service >= 0 && w->kind != PV_PEER_WORKER &&
         s_worker_join(self, p, (uint32_t)service) != PV_OK) {

@@ -101,7 +101,7 @@ typedef struct pv_broker_register {
     const char *role;    /* free text for stats ("verifier"); may be NULL */
     const char *host;    /* may be NULL */
     int64_t pid;
-    uint64_t worker_id;
+    const char *worker_id; /* stable name ("verifier-3"); may be NULL */
 } pv_broker_register_t;
 
 /* REGISTER from `from`. A new peer is added; a known one is updated (a worker that changes

@@ -111,8 +111,8 @@ static void s_worker_stats(const pv_broker_core_t *self, const pv_peer_t *p, int
         snprintf(o->id_hex + 2 * k, 3, "%02x", p->id.bytes[k]);
     snprintf(o->role, sizeof o->role, "%s", p->role);
     snprintf(o->host, sizeof o->host, "%s", p->host);
+    snprintf(o->worker_id, sizeof o->worker_id, "%s", p->worker_id);
     o->pid = p->pid;
-    o->worker_id = p->worker_id;
     o->capacity = p->capacity;
     o->in_flight = p->leases.n;
     o->completed = p->completed;

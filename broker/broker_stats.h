@@ -92,7 +92,9 @@ extern const char *const pv_broker_error_doc[PV_BERR__COUNT];
 extern const char *const pv_broker_io_name[PV_IO__COUNT];
 extern const char *const pv_broker_io_doc[PV_IO__COUNT];
 
-#define PV_STATS_NAME_MAX 48
+#define PV_STATS_NAME_MAX      65  /* service and role names (64 bytes + NUL) */
+#define PV_STATS_WORKER_ID_MAX 129 /* worker names (128 bytes + NUL) */
+#define PV_STATS_HOST_MAX      257 /* host names (256 bytes + NUL) */
 
 typedef struct pv_service_stats {
     char name[PV_STATS_NAME_MAX];
@@ -112,11 +114,11 @@ typedef struct pv_service_stats {
 
 typedef struct pv_worker_stats {
     char service[PV_STATS_NAME_MAX];
-    char id_hex[2 * PV_PEER_ID_MAX + 1]; /* routing id in hex */
+    char worker_id[PV_STATS_WORKER_ID_MAX]; /* the name it registered with */
+    char id_hex[2 * PV_PEER_ID_MAX + 1];    /* routing id in hex */
     char role[PV_STATS_NAME_MAX];
-    char host[PV_STATS_NAME_MAX];
+    char host[PV_STATS_HOST_MAX];
     int64_t pid;
-    uint64_t worker_id;
     uint64_t capacity;        /* credits */
     uint64_t in_flight;       /* leases held */
     uint64_t completed;       /* acks sent */

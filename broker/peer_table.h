@@ -26,24 +26,27 @@ typedef enum pv_peer_kind {
     PV_PEER_WORKER = 2, /* serves one service */
 } pv_peer_kind_t;
 
-#define PV_PEER_TEXT_MAX 48
+/* Text a peer tells about itself (the wire schema's REGISTER limits plus the NUL). */
+#define PV_PEER_ROLE_MAX 65
+#define PV_PEER_HOST_MAX 257
+#define PV_PEER_NAME_MAX 129
 
 typedef struct pv_peer {
     pv_peer_id_t id;
-    uint8_t kind;                /* pv_peer_kind_t */
-    uint32_t service;            /* worker: index into the service list */
-    uint32_t capacity;           /* worker: credits = leases it accepts at once */
-    pv_job_list_t leases;        /* worker: jobs in flight (PV_LINK_W links) */
-    uint64_t completed;          /* worker: acks received */
-    uint64_t lease_seq;          /* worker: order of its last lease (round-robin ties) */
-    int64_t registered_us;       /* when it registered */
-    int64_t last_seen_us;        /* last message received from it */
-    int64_t last_sent_us;        /* last message the broker sent to it */
-    char role[PV_PEER_TEXT_MAX]; /* "verifier", "judge", ... as the peer said */
-    char host[PV_PEER_TEXT_MAX]; /* host name as the peer said */
-    int64_t pid;                 /* process id as the peer said */
-    uint64_t worker_id;          /* id the peer chose */
-    bool weights_waiting;        /* subscriber waits for a version > weights_have */
+    uint8_t kind;                     /* pv_peer_kind_t */
+    uint32_t service;                 /* worker: index into the service list */
+    uint32_t capacity;                /* worker: credits = leases it accepts at once */
+    pv_job_list_t leases;             /* worker: jobs in flight (PV_LINK_W links) */
+    uint64_t completed;               /* worker: acks received */
+    uint64_t lease_seq;               /* worker: order of its last lease (round-robin ties) */
+    int64_t registered_us;            /* when it registered */
+    int64_t last_seen_us;             /* last message received from it */
+    int64_t last_sent_us;             /* last message the broker sent to it */
+    char role[PV_PEER_ROLE_MAX];      /* "verifier", "judge", ... as the peer said */
+    char host[PV_PEER_HOST_MAX];      /* host name as the peer said */
+    int64_t pid;                      /* process id as the peer said */
+    char worker_id[PV_PEER_NAME_MAX]; /* stable name the peer chose */
+    bool weights_waiting;             /* subscriber waits for a version > weights_have */
     uint64_t weights_have;
     int32_t next_free;
 } pv_peer_t;
