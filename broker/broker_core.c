@@ -59,7 +59,7 @@ static void s_defer_release(pv_broker_core_t *self, void *hold)
 
 /* Append an action addressed to `to`; returns NULL (counted) when out of memory. */
 static pv_broker_action_t *s_emit(pv_broker_core_t *self, int64_t now_us,
-                                  pv_broker_action_kind_t kind, const pv_peer_id_t *to)
+                                  pv_broker_action_kind_t kind, const pv_routing_id_t *to)
 {
     if (self->n_acts == self->cap_acts) {
         size_t cap = self->cap_acts ? 2 * self->cap_acts : 64;
@@ -81,7 +81,7 @@ static pv_broker_action_t *s_emit(pv_broker_core_t *self, int64_t now_us,
     return a;
 }
 
-static void s_disconnect(pv_broker_core_t *self, int64_t now_us, const pv_peer_id_t *to,
+static void s_disconnect(pv_broker_core_t *self, int64_t now_us, const pv_routing_id_t *to,
                          const char *reason)
 {
     pv_broker_action_t *a = s_emit(self, now_us, PV_ACT_DISCONNECT, to);
@@ -90,7 +90,7 @@ static void s_disconnect(pv_broker_core_t *self, int64_t now_us, const pv_peer_i
 }
 
 /* The registered peer that sent a message, refreshed; or -1 after answering DISCONNECT. */
-static int32_t s_known_peer(pv_broker_core_t *self, int64_t now_us, const pv_peer_id_t *from)
+static int32_t s_known_peer(pv_broker_core_t *self, int64_t now_us, const pv_routing_id_t *from)
 {
     int32_t p = pv_peer_find(&self->peers, from);
     if (p < 0) {
@@ -102,7 +102,7 @@ static int32_t s_known_peer(pv_broker_core_t *self, int64_t now_us, const pv_pee
     return p;
 }
 
-static uint64_t s_free_credits(const pv_peer_t *w)
+static uint64_t s_free_credits(const pv_broker_peer_t *w)
 {
     return w->capacity > w->leases.n ? w->capacity - w->leases.n : 0;
 }
@@ -116,7 +116,7 @@ static int32_t s_pick_worker(pv_broker_core_t *self, pv_service_t *svc)
     int32_t best = -1;
     uint64_t best_free = 0, best_seq = 0;
     for (uint32_t i = 0; i < svc->n_workers; i++) {
-        const pv_peer_t *w = pv_peer_at(&self->peers, svc->workers[i]);
+        const pv_broker_peer_t *w = pv_peer_at(&self->peers, svc->workers[i]);
         uint64_t f = s_free_credits(w);
         if (f == 0)
             continue;
@@ -132,7 +132,7 @@ static int32_t s_pick_worker(pv_broker_core_t *self, pv_service_t *svc)
 static void s_lease(pv_broker_core_t *self, int64_t now_us, int32_t slot, int32_t wslot)
 {
     pv_job_t *job = pv_job_at(&self->jobs, slot);
-    pv_peer_t *w = pv_peer_at(&self->peers, wslot);
+    pv_broker_peer_t *w = pv_peer_at(&self->peers, wslot);
     pv_service_t *svc = &self->svc[job->service];
     pv_job_list_remove(&self->jobs, &svc->queue, PV_LINK_Q, slot);
     svc->queued_bytes -= job->payload.len;
@@ -170,7 +170,7 @@ static void s_dispatch(pv_broker_core_t *self, int64_t now_us, uint32_t service)
 static void s_unlease(pv_broker_core_t *self, int32_t slot)
 {
     pv_job_t *job = pv_job_at(&self->jobs, slot);
-    pv_peer_t *w = pv_peer_at(&self->peers, job->worker);
+    pv_broker_peer_t *w = pv_peer_at(&self->peers, job->worker);
     pv_job_list_remove(&self->jobs, &self->leases, PV_LINK_Q, slot);
     pv_job_list_remove(&self->jobs, &w->leases, PV_LINK_W, slot);
     job->worker = -1;
@@ -231,7 +231,7 @@ static void s_requeue(pv_broker_core_t *self, int64_t now_us, int32_t slot)
 
 static void s_worker_leave(pv_broker_core_t *self, int64_t now_us, int32_t pslot)
 {
-    pv_peer_t *w = pv_peer_at(&self->peers, pslot);
+    pv_broker_peer_t *w = pv_peer_at(&self->peers, pslot);
     if (w->kind != PV_PEER_WORKER)
         return;
     pv_service_t *svc = &self->svc[w->service];
@@ -250,7 +250,7 @@ static void s_worker_leave(pv_broker_core_t *self, int64_t now_us, int32_t pslot
 static void s_peer_remove(pv_broker_core_t *self, int64_t now_us, int32_t pslot, const char *reason)
 {
     s_worker_leave(self, now_us, pslot);
-    pv_peer_t *p = pv_peer_at(&self->peers, pslot);
+    pv_broker_peer_t *p = pv_peer_at(&self->peers, pslot);
     pv_broker_action_t *a = s_emit(self, now_us, PV_ACT_PEER_DEAD, &p->id);
     if (a)
         a->reason = reason;
@@ -269,7 +269,7 @@ static pv_err_t s_worker_join(pv_broker_core_t *self, int32_t pslot, uint32_t se
         svc->cap_workers = cap;
     }
     svc->workers[svc->n_workers++] = pslot;
-    pv_peer_t *w = pv_peer_at(&self->peers, pslot);
+    pv_broker_peer_t *w = pv_peer_at(&self->peers, pslot);
     w->kind = PV_PEER_WORKER;
     w->service = service;
     return PV_OK;
@@ -283,7 +283,7 @@ static void s_text(char *dst, size_t cap, const char *src)
     dst[n] = '\0';
 }
 
-void pv_broker_on_register(pv_broker_core_t *self, int64_t now_us, const pv_peer_id_t *from,
+void pv_broker_on_register(pv_broker_core_t *self, int64_t now_us, const pv_routing_id_t *from,
                            const pv_broker_register_t *reg)
 {
     int service = -1;
@@ -304,12 +304,12 @@ void pv_broker_on_register(pv_broker_core_t *self, int64_t now_us, const pv_peer
             return;
         }
     } else {
-        pv_peer_t *old = pv_peer_at(&self->peers, p);
+        pv_broker_peer_t *old = pv_peer_at(&self->peers, p);
         old->last_seen_us = now_us;
         if (old->kind == PV_PEER_WORKER && (int)old->service != service)
             s_worker_leave(self, now_us, p);
     }
-    pv_peer_t *w = pv_peer_at(&self->peers, p);
+    pv_broker_peer_t *w = pv_peer_at(&self->peers, p);
     s_text(w->role, sizeof w->role, reg->role);
     s_text(w->host, sizeof w->host, reg->host);
     s_text(w->worker_id, sizeof w->worker_id, reg->worker_id);
@@ -330,13 +330,13 @@ void pv_broker_on_register(pv_broker_core_t *self, int64_t now_us, const pv_peer
         s_dispatch(self, now_us, (uint32_t)service);
 }
 
-void pv_broker_on_heartbeat(pv_broker_core_t *self, int64_t now_us, const pv_peer_id_t *from,
+void pv_broker_on_heartbeat(pv_broker_core_t *self, int64_t now_us, const pv_routing_id_t *from,
                             uint32_t credits, uint32_t in_flight)
 {
     int32_t p = s_known_peer(self, now_us, from);
     if (p < 0)
         return;
-    pv_peer_t *w = pv_peer_at(&self->peers, p);
+    pv_broker_peer_t *w = pv_peer_at(&self->peers, p);
     if (w->kind != PV_PEER_WORKER)
         return;
     uint64_t cap = (uint64_t)credits + in_flight;
@@ -344,7 +344,7 @@ void pv_broker_on_heartbeat(pv_broker_core_t *self, int64_t now_us, const pv_pee
     s_dispatch(self, now_us, w->service);
 }
 
-void pv_broker_on_disconnect(pv_broker_core_t *self, int64_t now_us, const pv_peer_id_t *from)
+void pv_broker_on_disconnect(pv_broker_core_t *self, int64_t now_us, const pv_routing_id_t *from)
 {
     int32_t p = pv_peer_find(&self->peers, from);
     if (p >= 0)
@@ -353,7 +353,7 @@ void pv_broker_on_disconnect(pv_broker_core_t *self, int64_t now_us, const pv_pe
 
 /* ---- jobs ---------------------------------------------------------------------------- */
 
-static void s_submit_ack(pv_broker_core_t *self, int64_t now_us, const pv_peer_id_t *to,
+static void s_submit_ack(pv_broker_core_t *self, int64_t now_us, const pv_routing_id_t *to,
                          int service, uint64_t job_id, bool accepted, const char *reason)
 {
     pv_broker_action_t *a = s_emit(self, now_us, PV_ACT_SUBMIT_ACK, to);
@@ -382,7 +382,7 @@ static int s_reject_reason(const pv_broker_core_t *self, const pv_service_t *svc
     return -1;
 }
 
-void pv_broker_on_submit(pv_broker_core_t *self, int64_t now_us, const pv_peer_id_t *from,
+void pv_broker_on_submit(pv_broker_core_t *self, int64_t now_us, const pv_routing_id_t *from,
                          const char *service, uint64_t job_id, bool want_reply,
                          pv_payload_t payload)
 {
@@ -431,14 +431,14 @@ release:
     s_defer_release(self, payload.hold);
 }
 
-void pv_broker_on_ack(pv_broker_core_t *self, int64_t now_us, const pv_peer_id_t *from,
+void pv_broker_on_ack(pv_broker_core_t *self, int64_t now_us, const pv_routing_id_t *from,
                       uint64_t job_id, bool ok, const char *error, const uint8_t *reply,
                       size_t reply_len)
 {
     int32_t p = s_known_peer(self, now_us, from);
     if (p < 0)
         return;
-    pv_peer_t *w = pv_peer_at(&self->peers, p);
+    pv_broker_peer_t *w = pv_peer_at(&self->peers, p);
     if (w->kind != PV_PEER_WORKER) {
         self->error[PV_BERR_unexpected_type]++;
         return;
@@ -474,7 +474,7 @@ void pv_broker_on_ack(pv_broker_core_t *self, int64_t now_us, const pv_peer_id_t
 
 /* ---- weights relay ------------------------------------------------------------------- */
 
-static void s_send_weights(pv_broker_core_t *self, int64_t now_us, pv_peer_t *sub)
+static void s_send_weights(pv_broker_core_t *self, int64_t now_us, pv_broker_peer_t *sub)
 {
     pv_broker_action_t *a = s_emit(self, now_us, PV_ACT_WEIGHTS, &sub->id);
     if (!a)
@@ -485,7 +485,7 @@ static void s_send_weights(pv_broker_core_t *self, int64_t now_us, pv_peer_t *su
     sub->weights_have = self->weights_version;
 }
 
-void pv_broker_on_weights(pv_broker_core_t *self, int64_t now_us, const pv_peer_id_t *from,
+void pv_broker_on_weights(pv_broker_core_t *self, int64_t now_us, const pv_routing_id_t *from,
                           uint64_t version, pv_payload_t msg)
 {
     if (s_known_peer(self, now_us, from) < 0) {
@@ -502,19 +502,19 @@ void pv_broker_on_weights(pv_broker_core_t *self, int64_t now_us, const pv_peer_
     self->weights_version = version;
     self->has_weights = true;
     for (uint32_t i = 0; i < self->peers.cap; i++) {
-        pv_peer_t *sub = pv_peer_at(&self->peers, (int32_t)i);
+        pv_broker_peer_t *sub = pv_peer_at(&self->peers, (int32_t)i);
         if (sub->kind != PV_PEER_FREE && sub->weights_waiting && sub->weights_have < version)
             s_send_weights(self, now_us, sub);
     }
 }
 
-void pv_broker_on_weights_request(pv_broker_core_t *self, int64_t now_us, const pv_peer_id_t *from,
-                                  uint64_t have_version)
+void pv_broker_on_weights_request(pv_broker_core_t *self, int64_t now_us,
+                                  const pv_routing_id_t *from, uint64_t have_version)
 {
     int32_t p = s_known_peer(self, now_us, from);
     if (p < 0)
         return;
-    pv_peer_t *sub = pv_peer_at(&self->peers, p);
+    pv_broker_peer_t *sub = pv_peer_at(&self->peers, p);
     sub->weights_have = have_version;
     sub->weights_waiting = true;
     if (self->has_weights && self->weights_version > have_version)
@@ -545,7 +545,7 @@ static void s_scan_peers(pv_broker_core_t *self, int64_t now_us)
     int64_t hb = s_heartbeat_us(self), dead = s_expiry_us(self);
     int64_t next = now_us + hb;
     for (uint32_t i = 0; i < self->peers.cap; i++) {
-        pv_peer_t *p = pv_peer_at(&self->peers, (int32_t)i);
+        pv_broker_peer_t *p = pv_peer_at(&self->peers, (int32_t)i);
         if (p->kind == PV_PEER_FREE)
             continue;
         if (now_us - p->last_seen_us >= dead) {

@@ -107,41 +107,41 @@ typedef struct pv_broker_register {
 /* REGISTER from `from`. A new peer is added; a known one is updated (a worker that changes
  * service gives its leases back first). An unknown service is answered with DISCONNECT and
  * counted. */
-void pv_broker_on_register(pv_broker_core_t *self, int64_t now_us, const pv_peer_id_t *from,
+void pv_broker_on_register(pv_broker_core_t *self, int64_t now_us, const pv_routing_id_t *from,
                            const pv_broker_register_t *reg);
 
 /* HEARTBEAT from `from`. For a worker, `credits` (free slots as the worker sees them) plus
  * `in_flight` (leases it holds) is its new capacity (credits 0 pauses it). */
-void pv_broker_on_heartbeat(pv_broker_core_t *self, int64_t now_us, const pv_peer_id_t *from,
+void pv_broker_on_heartbeat(pv_broker_core_t *self, int64_t now_us, const pv_routing_id_t *from,
                             uint32_t credits, uint32_t in_flight);
 
 /* SUBMIT of job `job_id` for `service`. The core takes `payload` (its hold is released,
  * after the next clear, whatever the outcome). Answers SUBMIT_ACK, then leases what it
  * can. */
-void pv_broker_on_submit(pv_broker_core_t *self, int64_t now_us, const pv_peer_id_t *from,
+void pv_broker_on_submit(pv_broker_core_t *self, int64_t now_us, const pv_routing_id_t *from,
                          const char *service, uint64_t job_id, bool want_reply,
                          pv_payload_t payload);
 
 /* ACK of `job_id` from worker `from`: completes the job, REPLY to its producer carrying
  * `ok`, `error` and, when the producer asked for it, `reply` (borrowed: must stay valid
  * until the action list is cleared). */
-void pv_broker_on_ack(pv_broker_core_t *self, int64_t now_us, const pv_peer_id_t *from,
+void pv_broker_on_ack(pv_broker_core_t *self, int64_t now_us, const pv_routing_id_t *from,
                       uint64_t job_id, bool ok, const char *error, const uint8_t *reply,
                       size_t reply_len);
 
 /* The peer left (DISCONNECT) or cannot be reached (a send failed): forget it and
  * re-queue its leases. Unknown peers are ignored. */
-void pv_broker_on_disconnect(pv_broker_core_t *self, int64_t now_us, const pv_peer_id_t *from);
+void pv_broker_on_disconnect(pv_broker_core_t *self, int64_t now_us, const pv_routing_id_t *from);
 
 /* WEIGHTS from a registered publisher: `msg` is the whole validated message, kept and
  * forwarded as is (taken by the core like a SUBMIT payload). Versions not newer than the
  * one held are counted (`weights_stale`) and released. */
-void pv_broker_on_weights(pv_broker_core_t *self, int64_t now_us, const pv_peer_id_t *from,
+void pv_broker_on_weights(pv_broker_core_t *self, int64_t now_us, const pv_routing_id_t *from,
                           uint64_t version, pv_payload_t msg);
 
 /* WEIGHTS_REQUEST: send the held weights when newer than `have_version`, else wait. */
-void pv_broker_on_weights_request(pv_broker_core_t *self, int64_t now_us, const pv_peer_id_t *from,
-                                  uint64_t have_version);
+void pv_broker_on_weights_request(pv_broker_core_t *self, int64_t now_us,
+                                  const pv_routing_id_t *from, uint64_t have_version);
 
 /* Timers: expire leases, find dead peers, send due heartbeats, roll the stats window.
  * Cheap when nothing is due; call it whenever pv_broker_next_deadline_us() has passed. */
@@ -171,7 +171,7 @@ typedef enum pv_broker_action_kind {
 
 typedef struct pv_broker_action {
     pv_broker_action_kind_t kind;
-    pv_peer_id_t to;
+    pv_routing_id_t to;
     uint64_t job_id;
     uint32_t service;     /* index (LEASE, SUBMIT_ACK, REPLY, JOB_DROPPED) */
     uint32_t attempt;     /* LEASE: 1 for the first delivery */

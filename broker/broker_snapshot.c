@@ -103,7 +103,7 @@ static void s_service_stats(const pv_broker_core_t *self, const pv_service_t *sv
     o->latency_sum_ms = (double)svc->hist_all.sum / 1e3;
 }
 
-static void s_worker_stats(const pv_broker_core_t *self, const pv_peer_t *p, int64_t now_us,
+static void s_worker_stats(const pv_broker_core_t *self, const pv_broker_peer_t *p, int64_t now_us,
                            pv_worker_stats_t *o)
 {
     snprintf(o->service, sizeof o->service, "%s", self->svc[p->service].name);
@@ -136,7 +136,7 @@ pv_err_t pv_broker_snapshot(const pv_broker_core_t *self, int64_t now_us, pv_bro
     memcpy(out->io, self->io, sizeof out->io);
     uint32_t w = 0;
     for (uint32_t i = 0; i < self->peers.cap; i++) {
-        const pv_peer_t *p = &self->peers.peers[i];
+        const pv_broker_peer_t *p = &self->peers.peers[i];
         if (p->kind == PV_PEER_FREE)
             continue;
         if (p->weights_waiting)

@@ -115,7 +115,7 @@ typedef struct pv_service_stats {
 typedef struct pv_worker_stats {
     char service[PV_STATS_NAME_MAX];
     char worker_id[PV_STATS_WORKER_ID_MAX]; /* the name it registered with */
-    char id_hex[2 * PV_PEER_ID_MAX + 1];    /* routing id in hex */
+    char id_hex[2 * PV_ROUTING_ID_MAX + 1]; /* routing id in hex */
     char role[PV_STATS_NAME_MAX];
     char host[PV_STATS_HOST_MAX];
     int64_t pid;

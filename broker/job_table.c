@@ -123,9 +123,9 @@ void pv_job_finish(pv_job_table_t *self, int32_t slot)
     self->n_live--;
 }
 
-bool pv_peer_id_set(pv_peer_id_t *id, const void *bytes, size_t len)
+bool pv_routing_id_set(pv_routing_id_t *id, const void *bytes, size_t len)
 {
-    if (len == 0 || len > PV_PEER_ID_MAX)
+    if (len == 0 || len > PV_ROUTING_ID_MAX)
         return false;
     id->len = (uint8_t)len;
     memcpy(id->bytes, bytes, len);

@@ -25,15 +25,15 @@
 #include "common/err.h"
 
 /* A ZeroMQ ROUTER routing id (the peer's address on the broker socket). ZeroMQ allows up to
- * 255 bytes; the broker accepts up to PV_PEER_ID_MAX and counts longer ones as errors. */
-#define PV_PEER_ID_MAX 64
-typedef struct pv_peer_id {
+ * 255 bytes; the broker accepts up to PV_ROUTING_ID_MAX and counts longer ones as errors. */
+#define PV_ROUTING_ID_MAX 64
+typedef struct pv_routing_id {
     uint8_t len;
-    uint8_t bytes[PV_PEER_ID_MAX];
-} pv_peer_id_t;
+    uint8_t bytes[PV_ROUTING_ID_MAX];
+} pv_routing_id_t;
 
-/* Copy a routing id from bytes; returns false when `len` is 0 or above PV_PEER_ID_MAX. */
-bool pv_peer_id_set(pv_peer_id_t *id, const void *bytes, size_t len);
+/* Copy a routing id from bytes; returns false when `len` is 0 or above PV_ROUTING_ID_MAX. */
+bool pv_routing_id_set(pv_routing_id_t *id, const void *bytes, size_t len);
 
 /* Bytes the broker holds for a job without copying them: `data`/`len` point into memory
  * owned through `hold` (e.g. the received ZeroMQ frame); the broker core hands `hold` back
@@ -60,12 +60,12 @@ typedef struct pv_job {
     uint32_t attempt; /* leases handed out so far */
     int32_t prev[2];  /* intrusive links, PV_LINK_Q / PV_LINK_W; -1 = none */
     int32_t next[2];
-    int32_t worker;        /* peer index holding the lease, -1 when queued */
-    int64_t enqueued_us;   /* first accepted */
-    int64_t leased_us;     /* last lease handed out */
-    int64_t deadline_us;   /* lease expiry */
-    pv_payload_t payload;  /* the encoded inner message, forwarded as is */
-    pv_peer_id_t reply_to; /* the producer's routing id (latest submitter) */
+    int32_t worker;           /* peer index holding the lease, -1 when queued */
+    int64_t enqueued_us;      /* first accepted */
+    int64_t leased_us;        /* last lease handed out */
+    int64_t deadline_us;      /* lease expiry */
+    pv_payload_t payload;     /* the encoded inner message, forwarded as is */
+    pv_routing_id_t reply_to; /* the producer's routing id (latest submitter) */
 } pv_job_t;
 
 /* Doubly linked list of slots through link `which`. */

@@ -8,7 +8,7 @@
 
 /* Two independent 64-bit FNV-1a hashes (different offset bases) of the routing id: a
  * 128-bit key whose accidental collision is out of reach for any realistic peer count. */
-static pv_key_t s_key(const pv_peer_id_t *id)
+static pv_key_t s_key(const pv_routing_id_t *id)
 {
     uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull ^ id->len;
     for (uint8_t i = 0; i < id->len; i++) {
@@ -54,20 +54,20 @@ void pv_peer_table_fini(pv_peer_table_t *self)
     self->free_head = -1;
 }
 
-int32_t pv_peer_find(const pv_peer_table_t *self, const pv_peer_id_t *id)
+int32_t pv_peer_find(const pv_peer_table_t *self, const pv_routing_id_t *id)
 {
     int32_t s = pv_key_get(&self->index, s_key(id));
     return s == PV_KEY_ABSENT ? -1 : s;
 }
 
-pv_err_t pv_peer_add(pv_peer_table_t *self, const pv_peer_id_t *id, pv_peer_kind_t kind,
+pv_err_t pv_peer_add(pv_peer_table_t *self, const pv_routing_id_t *id, pv_peer_kind_t kind,
                      int64_t now_us, int32_t *slot)
 {
     if (self->n_live >= self->max_peers)
         return PV_ERR_FULL;
     if (self->free_head < 0) {
         uint32_t cap = self->cap * 2u > self->max_peers ? self->max_peers : self->cap * 2u;
-        pv_peer_t *peers = realloc(self->peers, (size_t)cap * sizeof *peers);
+        pv_broker_peer_t *peers = realloc(self->peers, (size_t)cap * sizeof *peers);
         if (!peers)
             return PV_ERR_NOMEM;
         memset(peers + self->cap, 0, (size_t)(cap - self->cap) * sizeof *peers);
@@ -78,7 +78,7 @@ pv_err_t pv_peer_add(pv_peer_table_t *self, const pv_peer_id_t *id, pv_peer_kind
     if (pv_key_reserve(&self->index) != PV_OK)
         return PV_ERR_NOMEM;
     int32_t s = self->free_head;
-    pv_peer_t *p = &self->peers[s];
+    pv_broker_peer_t *p = &self->peers[s];
     self->free_head = p->next_free;
     memset(p, 0, sizeof *p);
     p->id = *id;
@@ -94,7 +94,7 @@ pv_err_t pv_peer_add(pv_peer_table_t *self, const pv_peer_id_t *id, pv_peer_kind
 
 void pv_peer_remove(pv_peer_table_t *self, int32_t slot)
 {
-    pv_peer_t *p = &self->peers[slot];
+    pv_broker_peer_t *p = &self->peers[slot];
     pv_key_del(&self->index, s_key(&p->id));
     p->kind = PV_PEER_FREE;
     p->next_free = self->free_head;

@@ -31,8 +31,8 @@ typedef enum pv_peer_kind {
 #define PV_PEER_HOST_MAX 257
 #define PV_PEER_NAME_MAX 129
 
-typedef struct pv_peer {
-    pv_peer_id_t id;
+typedef struct pv_broker_peer {
+    pv_routing_id_t id;
     uint8_t kind;                     /* pv_peer_kind_t */
     uint32_t service;                 /* worker: index into the service list */
     uint32_t capacity;                /* worker: credits = leases it accepts at once */
@@ -49,10 +49,10 @@ typedef struct pv_peer {
     bool weights_waiting;             /* subscriber waits for a version > weights_have */
     uint64_t weights_have;
     int32_t next_free;
-} pv_peer_t;
+} pv_broker_peer_t;
 
 typedef struct pv_peer_table {
-    pv_peer_t *peers; /* (cap) */
+    pv_broker_peer_t *peers; /* (cap) */
     uint32_t cap, max_peers, n_live;
     int32_t free_head;
     pv_key_index_t index; /* routing-id hash -> slot */
@@ -66,18 +66,18 @@ pv_err_t pv_peer_table_init(pv_peer_table_t *self, uint32_t max_peers);
 void pv_peer_table_fini(pv_peer_table_t *self);
 
 /* Slot of the peer with routing id `id`, or -1. */
-int32_t pv_peer_find(const pv_peer_table_t *self, const pv_peer_id_t *id);
+int32_t pv_peer_find(const pv_peer_table_t *self, const pv_routing_id_t *id);
 
 /* Add a peer of `kind` (zeroed, no leases, timestamps `now_us`) and return its slot.
  * Errors: PV_ERR_FULL (max_peers live), PV_ERR_NOMEM. */
-pv_err_t pv_peer_add(pv_peer_table_t *self, const pv_peer_id_t *id, pv_peer_kind_t kind,
+pv_err_t pv_peer_add(pv_peer_table_t *self, const pv_routing_id_t *id, pv_peer_kind_t kind,
                      int64_t now_us, int32_t *slot);
 
 /* Forget the peer in `slot` (its leases must already be released). */
 void pv_peer_remove(pv_peer_table_t *self, int32_t slot);
 
 /* Slot pointer (valid until the next pv_peer_add). */
-static inline pv_peer_t *pv_peer_at(pv_peer_table_t *self, int32_t slot)
+static inline pv_broker_peer_t *pv_peer_at(pv_peer_table_t *self, int32_t slot)
 {
     return &self->peers[slot];
 }

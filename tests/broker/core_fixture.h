@@ -73,10 +73,10 @@ static inline void fx_drain(fx_t *f)
     pv_broker_actions_clear(f->core);
 }
 
-static inline pv_peer_id_t fx_id(const char *name)
+static inline pv_routing_id_t fx_id(const char *name)
 {
-    pv_peer_id_t id;
-    pv_peer_id_set(&id, name, strlen(name));
+    pv_routing_id_t id;
+    pv_routing_id_set(&id, name, strlen(name));
     return id;
 }
 
@@ -107,7 +107,7 @@ static inline const pv_broker_action_t *fx_last(const fx_t *f, size_t from,
 
 static inline void fx_register(fx_t *f, const char *peer, const char *service, uint32_t cap)
 {
-    pv_peer_id_t id = fx_id(peer);
+    pv_routing_id_t id = fx_id(peer);
     pv_broker_register_t reg = {
         .service = service, .capacity = cap, .role = "test", .host = "localhost", .pid = 1};
     pv_broker_on_register(f->core, f->now, &id, &reg);
@@ -118,7 +118,7 @@ static inline void fx_register(fx_t *f, const char *peer, const char *service, u
 static inline void fx_submit(fx_t *f, const char *peer, const char *service, uint64_t job,
                              size_t len, bool want_reply)
 {
-    pv_peer_id_t id = fx_id(peer);
+    pv_routing_id_t id = fx_id(peer);
     uintptr_t token = (uintptr_t)(job % FX_HOLDS);
     pv_payload_t p = {.data = f->bytes, .len = len, .hold = (void *)(token + 1)};
     pv_broker_on_submit(f->core, f->now, &id, service, job, want_reply, p);
@@ -127,7 +127,7 @@ static inline void fx_submit(fx_t *f, const char *peer, const char *service, uin
 
 static inline void fx_ack(fx_t *f, const char *peer, uint64_t job, bool ok, const char *reply)
 {
-    pv_peer_id_t id = fx_id(peer);
+    pv_routing_id_t id = fx_id(peer);
     pv_broker_on_ack(f->core, f->now, &id, job, ok, ok ? "" : "failed", (const uint8_t *)reply,
                      reply ? strlen(reply) : 0);
     fx_drain(f);
@@ -135,7 +135,7 @@ static inline void fx_ack(fx_t *f, const char *peer, uint64_t job, bool ok, cons
 
 static inline void fx_heartbeat(fx_t *f, const char *peer, uint32_t credits, uint32_t in_flight)
 {
-    pv_peer_id_t id = fx_id(peer);
+    pv_routing_id_t id = fx_id(peer);
     pv_broker_on_heartbeat(f->core, f->now, &id, credits, in_flight);
     fx_drain(f);
 }

@@ -319,7 +319,7 @@ static void test_leave_and_reregister_requeue(void **state)
     fx_register(f, "w", "judge", 2); /* jobs 1 and 2 come back */
     fx_register(f, "v", "verify", 1);
     assert_int_equal(fx_leased(f, 0, "v"), 1); /* the front of the queue: job 1 first */
-    pv_peer_id_t v = fx_id("v");
+    pv_routing_id_t v = fx_id("v");
     size_t from = f->n_log;
     pv_broker_on_disconnect(f->core, f->now, &v);
     fx_drain(f);

@@ -191,7 +191,7 @@ static void test_stats_match_random_traffic(void **state)
             submitted++;
         } else if (r < 8) { /* a worker acks its oldest lease, if any */
             int w = (int)pv_rng_bounded(&rng, 3);
-            pv_peer_id_t id = fx_id(workers[w]);
+            pv_routing_id_t id = fx_id(workers[w]);
             int32_t ps = pv_peer_find(&f->core->peers, &id);
             if (ps >= 0 && f->core->peers.peers[ps].leases.head >= 0) {
                 int32_t js = f->core->peers.peers[ps].leases.head;
@@ -200,7 +200,7 @@ static void test_stats_match_random_traffic(void **state)
         } else if (r == 8) {
             fx_tick(f, 5 + pv_rng_bounded(&rng, 30));
         } else if (step == 1500) {
-            pv_peer_id_t id = fx_id("w1");
+            pv_routing_id_t id = fx_id("w1");
             pv_broker_on_disconnect(f->core, f->now, &id);
             fx_drain(f);
         } else if (step == 2000) {
@@ -282,7 +282,7 @@ static void test_weights_relay(void **state)
     fx_t *f = fx_new(&cfg);
     fx_register(f, "learner", "", 0);
     fx_register(f, "sub", "", 0);
-    pv_peer_id_t L = fx_id("learner"), S = fx_id("sub");
+    pv_routing_id_t L = fx_id("learner"), S = fx_id("sub");
     pv_broker_on_weights_request(f->core, f->now, &S, 0);
     fx_drain(f);
     assert_int_equal(fx_count(f, 0, PV_ACT_WEIGHTS, NULL), 0);
@@ -311,7 +311,7 @@ static void test_weights_relay(void **state)
     assert_int_equal(f->released[100], 1); /* version 1 given back after the clear */
     /* a late subscriber asking with an old version gets the newest at once */
     fx_register(f, "late", "", 0);
-    pv_peer_id_t late = fx_id("late");
+    pv_routing_id_t late = fx_id("late");
     pv_broker_on_weights_request(f->core, f->now, &late, 2);
     fx_drain(f);
     assert_int_equal(fx_last(f, f->mark, PV_ACT_WEIGHTS, "late")->version, 3);

@@ -29,7 +29,7 @@ static fx_t *s_traffic(void)
     fx_config(&cfg);
     cfg.max_queue_msgs = 6;
     fx_t *f = fx_new(&cfg);
-    pv_peer_id_t id = fx_id("w");
+    pv_routing_id_t id = fx_id("w");
     pv_broker_register_t reg = {.service = "verify",
                                 .capacity = 3,
                                 .role = "verifier",

@@ -124,15 +124,15 @@ static void test_peer_table(void **state)
     (void)state;
     pv_peer_table_t pt;
     assert_int_equal(pv_peer_table_init(&pt, 40), PV_OK);
-    pv_peer_id_t id[41];
+    pv_routing_id_t id[41];
     int32_t slot[41];
     for (int i = 0; i < 41; i++) {
         uint8_t b[5] = {(uint8_t)i, 0, 0, 0, 0};
-        assert_true(pv_peer_id_set(&id[i], b, 1 + (size_t)(i % 5)));
+        assert_true(pv_routing_id_set(&id[i], b, 1 + (size_t)(i % 5)));
     }
-    assert_false(pv_peer_id_set(&id[0], "x", 0));
-    char big[PV_PEER_ID_MAX + 1] = {0};
-    assert_false(pv_peer_id_set(&id[0], big, sizeof big));
+    assert_false(pv_routing_id_set(&id[0], "x", 0));
+    char big[PV_ROUTING_ID_MAX + 1] = {0};
+    assert_false(pv_routing_id_set(&id[0], big, sizeof big));
     int n_added = 0;
     for (int i = 0; i < 41; i++) {
         pv_err_t rc = pv_peer_add(&pt, &id[i], PV_PEER_CLIENT, i, &slot[i]);
@@ -146,8 +146,8 @@ static void test_peer_table(void **state)
         assert_int_equal(pv_peer_at(&pt, slot[i])->last_seen_us, i);
     }
     /* an id that is a prefix of another (zero-padded) is a different peer */
-    pv_peer_id_t pre;
-    assert_true(pv_peer_id_set(&pre, id[1].bytes, 1));
+    pv_routing_id_t pre;
+    assert_true(pv_routing_id_set(&pre, id[1].bytes, 1));
     assert_int_equal(id[1].len, 2);
     assert_int_equal(pv_peer_find(&pt, &pre), -1);
     int32_t first = pv_peer_find(&pt, &id[0]);
