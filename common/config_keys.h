@@ -116,7 +116,16 @@
     I(broker, max_queue_msgs, 1024, 1, 100000000, "Queue bound per service (messages).")           \
     I(broker, max_queue_bytes, 268435456, 1024, INT64_MAX, "Queue bound per service (bytes).")     \
     I(broker, metrics_port, 9100, 0, 65535, "HTTP port for Prometheus /metrics; 0 = off.")         \
-    S(broker, curve_dir, "", "Folder with CURVE keys; empty = no encryption/authentication.")
+    S(broker, curve_dir, "", "Folder with CURVE keys; empty = no encryption/authentication.")      \
+    S(broker, services, "judge,verify,learn", "Comma-separated services workers register for.")    \
+    I(broker, max_attempts, 5, 0, 1000000,                                                         \
+      "Leases per job before it is dropped with a failed reply; 0 = unlimited.")                   \
+    I(broker, dedup_window, 65536, 0, 1073741824,                                                  \
+      "Completed job ids remembered, so a duplicate submit is not delivered again.")               \
+    I(broker, max_peers, 4096, 1, 16777216, "Connected workers and clients at once.")              \
+    S(broker, metrics_bind, "0.0.0.0", "IPv4 address the /metrics HTTP server listens on.")        \
+    I(broker, stats_window_ms, 10000, 10, 86400000,                                                \
+      "Rates and latency percentiles cover the last one to two windows of this length.")
 
 #define PV_CONFIG_cluster(I, F, B, S, E)                                                           \
     I(cluster, actors, 2, 1, 100000, "prover-actor processes.")                                    \
