@@ -73,7 +73,7 @@ enum pv_svc_counter { PV_SVC_COUNTERS(PV_SVC_ENUM_) PV_SVC__COUNT };
 enum pv_svc_reject { PV_SVC_REJECTS(PV_REJ_ENUM_) PV_REJECT__COUNT };
 enum pv_svc_drop { PV_SVC_DROPS(PV_DROP_ENUM_) PV_DROP__COUNT };
 enum pv_broker_error { PV_BROKER_ERRORS(PV_BERR_ENUM_) PV_BERR__COUNT };
-enum pv_broker_io { PV_BROKER_IO(PV_IO_ENUM_) PV_IO__COUNT };
+enum pv_broker_io_counter { PV_BROKER_IO(PV_IO_ENUM_) PV_IO__COUNT };
 #undef PV_SVC_ENUM_
 #undef PV_REJ_ENUM_
 #undef PV_DROP_ENUM_
