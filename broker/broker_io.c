@@ -15,9 +15,9 @@
 #include "common/log.h"
 #include "common/wire/wire.h"
 
-#define S_BATCH      256           /* messages handled before timers and HTTP get a turn */
-#define S_KEEP_BYTES (1u << 20)    /* send buffers kept for reuse up to this size */
-#define S_HWM        100000        /* per-peer pipe bound (messages) */
+#define S_BATCH      256        /* messages handled before timers and HTTP get a turn */
+#define S_KEEP_BYTES (1u << 20) /* send buffers kept for reuse up to this size */
+#define S_HWM        100000     /* per-peer pipe bound (messages) */
 
 struct pv_broker_io {
     pv_broker_core_t *core;
@@ -216,8 +216,11 @@ static pv_frame_t *s_dispatch(pv_broker_io_t *self, int64_t now, const pv_routin
     switch (m->type) {
     case PV_MSG_REGISTER: {
         const pv_wire_registration_t *r = &m->registration;
-        pv_broker_register_t reg = {.service = r->service, .capacity = r->capacity,
-                                    .role = r->role, .host = r->host, .pid = r->pid,
+        pv_broker_register_t reg = {.service = r->service,
+                                    .capacity = r->capacity,
+                                    .role = r->role,
+                                    .host = r->host,
+                                    .pid = r->pid,
                                     .worker_id = r->worker_id};
         pv_broker_on_register(core, now, from, &reg);
         return frame;
@@ -226,15 +229,15 @@ static pv_frame_t *s_dispatch(pv_broker_io_t *self, int64_t now, const pv_routin
         pv_broker_on_heartbeat(core, now, from, m->heartbeat.credits, m->heartbeat.in_flight);
         return frame;
     case PV_MSG_SUBMIT: {
-        pv_payload_t p = {.data = m->submit.payload.ptr, .len = m->submit.payload.len,
-                          .hold = frame};
+        pv_payload_t p = {
+            .data = m->submit.payload.ptr, .len = m->submit.payload.len, .hold = frame};
         pv_broker_on_submit(core, now, from, m->submit.service, m->submit.job_id,
                             m->submit.want_reply, p);
         return NULL;
     }
     case PV_MSG_ACK:
-        pv_broker_on_ack(core, now, from, m->ack.job_id, m->ack.ok, m->ack.error,
-                         m->ack.reply.ptr, m->ack.reply.len);
+        pv_broker_on_ack(core, now, from, m->ack.job_id, m->ack.ok, m->ack.error, m->ack.reply.ptr,
+                         m->ack.reply.len);
         return frame;
     case PV_MSG_DISCONNECT:
         pv_broker_on_disconnect(core, now, from);
@@ -242,8 +245,8 @@ static pv_frame_t *s_dispatch(pv_broker_io_t *self, int64_t now, const pv_routin
     case PV_MSG_WEIGHTS: {
         if (m->weights.n_params == 0) /* an announcement: nothing to relay */
             return frame;
-        pv_payload_t p = {.data = zmq_msg_data(&frame->msg), .len = zmq_msg_size(&frame->msg),
-                          .hold = frame};
+        pv_payload_t p = {
+            .data = zmq_msg_data(&frame->msg), .len = zmq_msg_size(&frame->msg), .hold = frame};
         pv_broker_on_weights(core, now, from, m->weights.policy_version, p);
         return NULL;
     }
@@ -319,8 +322,8 @@ static int s_recv_one(pv_broker_io_t *self)
 /* ---- set-up and loop ----------------------------------------------------------------- */
 
 /* Split "judge, verify,learn" into names (in `buf`, pointers in `names`). */
-static pv_err_t s_services(const char *text, char *buf, size_t cap, const char **names,
-                           uint32_t *n, pv_errmsg_t *em)
+static pv_err_t s_services(const char *text, char *buf, size_t cap, const char **names, uint32_t *n,
+                           pv_errmsg_t *em)
 {
     snprintf(buf, cap, "%s", text);
     *n = 0;
@@ -377,8 +380,8 @@ pv_err_t pv_broker_io_new(const pv_config_t *cfg, pv_broker_io_t **out, pv_errms
     const char *names[PV_BROKER_MAX_SERVICES];
     pv_broker_config_t bc;
     pv_broker_config_defaults(&bc);
-    pv_err_t rc = s_services(cfg->broker.services, names_buf, sizeof names_buf, names,
-                             &bc.n_services, em);
+    pv_err_t rc =
+        s_services(cfg->broker.services, names_buf, sizeof names_buf, names, &bc.n_services, em);
     if (rc != PV_OK)
         goto fail;
     bc.services = names;
@@ -455,9 +458,9 @@ pv_err_t pv_broker_io_run(pv_broker_io_t *self, volatile sig_atomic_t *stop)
         long wait_ms = wait_us <= 0 ? 0 : (long)((wait_us + 999) / 1000);
         if (wait_ms > 100)
             wait_ms = 100; /* see *stop in time even without signals */
-        zmq_pollitem_t items[2] = {{.socket = self->router, .events = ZMQ_POLLIN},
-                                   {.fd = self->http ? pv_metrics_http_fd(self->http) : -1,
-                                    .events = ZMQ_POLLIN}};
+        zmq_pollitem_t items[2] = {
+            {.socket = self->router, .events = ZMQ_POLLIN},
+            {.fd = self->http ? pv_metrics_http_fd(self->http) : -1, .events = ZMQ_POLLIN}};
         int rc = zmq_poll(items, self->http ? 2 : 1, wait_ms);
         if (rc < 0 && errno != EINTR)
             return PV_ERR_NET;
