@@ -175,10 +175,9 @@ static void s_complete(agent_t *a, pending_t *p, uint8_t flags, const char *erro
     zmq_msg_init_size(&parts[2], elen);
     if (elen)
         memcpy(zmq_msg_data(&parts[2]), error, elen);
+    zmq_msg_init(&parts[3]);
     if (reply)
         zmq_msg_move(&parts[3], reply);
-    else
-        zmq_msg_init(&parts[3]);
     s_event(a, 'R', parts, 4);
     zmq_msg_close(&p->msg);
     p->state = P_FREE;
