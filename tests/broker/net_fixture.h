@@ -8,7 +8,6 @@
 
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,17 +18,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "broker/broker_spawn.h"
 #include "broker/stats_client.h"
 #include "common/net/broker_client.h"
 #include "pv_test.h"
 
 #define NF_HB_MS 100 /* heartbeat of every test process; liveness 3 */
 
-typedef struct nf_broker {
-    pid_t pid;
-    char endpoint[128];
-    unsigned metrics_port;
-} nf_broker_t;
+typedef pv_broker_proc_t nf_broker_t;
 
 static inline int64_t nf_now_ms(void)
 {
@@ -64,40 +60,12 @@ static inline int nf_broker_start(nf_broker_t *b, const char *bind, const char *
     pv_test_bin("prover-broker", bin, sizeof bin);
     snprintf(bind_arg, sizeof bind_arg, "broker.bind=%s", bind);
     snprintf(hb, sizeof hb, "broker.heartbeat_ms=%d", NF_HB_MS);
-    const char *argv[32] = {bin, bind_arg, hb, "broker.liveness=3", "run.log_level=warn"};
-    int n = 5;
+    const char *argv[32] = {bind_arg, hb, "broker.liveness=3", "run.log_level=warn"};
+    int n = 4;
     for (int i = 0; extra && extra[i] && n < 31; i++)
         argv[n++] = extra[i];
     argv[n] = NULL;
-    int fds[2];
-    if (pipe(fds) != 0)
-        return -1;
-    b->pid = fork();
-    if (b->pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a crashed test */
-        dup2(fds[1], 1);
-        close(fds[0]);
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    close(fds[1]);
-    char line[256] = {0};
-    size_t got = 0;
-    int64_t deadline = nf_now_ms() + 5000;
-    while (got < sizeof line - 1 && !strchr(line, '\n') && nf_now_ms() < deadline) {
-        struct pollfd p = {.fd = fds[0], .events = POLLIN};
-        if (poll(&p, 1, 100) <= 0)
-            continue;
-        ssize_t r = read(fds[0], line + got, sizeof line - 1 - got);
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    close(fds[0]);
-    if (sscanf(line, "prover-broker: listening on %127s metrics %u", b->endpoint,
-               &b->metrics_port) != 2)
-        return -1;
-    return 0;
+    return pv_broker_spawn(bin, argv, 5000, b) == PV_OK ? 0 : -1;
 }
 
 static inline void nf_kill(pid_t pid, int sig)
