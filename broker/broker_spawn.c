@@ -68,14 +68,24 @@ pv_err_t pv_broker_spawn(const char *bin, const char *const *args, int timeout_m
     return rc;
 }
 
-void pv_broker_proc_kill(pv_broker_proc_t *proc, int sig)
+int pv_proc_stop(pid_t pid, int sig)
 {
-    if (proc->pid <= 0)
-        return;
-    kill(proc->pid, sig);
-    int status;
-    waitpid(proc->pid, &status, 0);
+    if (pid <= 0)
+        return -1;
+    kill(pid, sig);
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid)
+        return -1;
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int pv_broker_proc_kill(pv_broker_proc_t *proc, int sig)
+{
+    int rc = pv_proc_stop(proc->pid, sig);
     proc->pid = 0;
+    return rc;
 }
 
 size_t pv_proc_rss_bytes(pid_t pid)

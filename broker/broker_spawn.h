@@ -23,8 +23,12 @@ typedef struct pv_broker_proc {
 pv_err_t pv_broker_spawn(const char *bin, const char *const *args, int timeout_ms,
                          pv_broker_proc_t *out);
 
-/* Send `sig` and reap the process (SIGTERM for a clean stop, SIGKILL for a crash). */
-void pv_broker_proc_kill(pv_broker_proc_t *proc, int sig);
+/* Send `sig` and reap the process (SIGTERM for a clean stop, SIGKILL for a crash).
+ * Returns its exit code, 128 + signal when a signal ended it, or -1 when none was running. */
+int pv_broker_proc_kill(pv_broker_proc_t *proc, int sig);
+
+/* The same for any child process id. */
+int pv_proc_stop(pid_t pid, int sig);
 
 /* Resident set size of process `pid` in bytes (from /proc/PID/status), or 0. */
 size_t pv_proc_rss_bytes(pid_t pid);

@@ -68,13 +68,13 @@ static inline int nf_broker_start(nf_broker_t *b, const char *bind, const char *
     return pv_broker_spawn(bin, argv, 5000, b) == PV_OK ? 0 : -1;
 }
 
+/* Stop a child: with SIGTERM it must exit cleanly (status 0: no sanitizer report, no
+ * crash on the way out); with SIGKILL it is simply reaped. */
 static inline void nf_kill(pid_t pid, int sig)
 {
-    if (pid <= 0)
-        return;
-    kill(pid, sig);
-    int status;
-    waitpid(pid, &status, 0);
+    int rc = pv_proc_stop(pid, sig);
+    if (sig == SIGTERM && rc != 0)
+        fail_msg("process %d exited with %d after SIGTERM", (int)pid, rc);
 }
 
 /* Start bk_worker; its output goes to $PV_BK_LOG_DIR/bk_<name>_<pid>.log when that is set,
