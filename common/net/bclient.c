@@ -176,3 +176,30 @@ pv_err_t pv_bclient_event(pv_bclient_t *self, int timeout_ms, char *ev, zmq_msg_
     }
     return PV_OK;
 }
+
+pv_err_t pv_bclient_wait(pv_bclient_t *self, int timeout_ms, char want, int n_parts,
+                         zmq_msg_t *parts)
+{
+    int64_t deadline = pv_bclient_now_ms() + timeout_ms;
+    for (;;) {
+        int left = timeout_ms < 0 ? -1 : (int)(deadline - pv_bclient_now_ms());
+        if (timeout_ms >= 0 && left < 0)
+            left = 0;
+        char ev;
+        zmq_msg_t got[PV_BC_MAX_PARTS];
+        int n;
+        pv_err_t rc = pv_bclient_event(self, left, &ev, got, &n);
+        if (rc != PV_OK)
+            return rc;
+        bool match = ev == want && n == n_parts;
+        for (int i = 0; i < n; i++) {
+            if (match) {
+                zmq_msg_init(&parts[i]);
+                zmq_msg_move(&parts[i], &got[i]);
+            }
+            zmq_msg_close(&got[i]);
+        }
+        if (match)
+            return PV_OK;
+    }
+}

@@ -70,6 +70,12 @@ pv_err_t pv_bclient_cmd_msg(pv_bclient_t *self, char cmd, zmq_msg_t *msg);
  * (initialised; the caller closes them). */
 pv_err_t pv_bclient_event(pv_bclient_t *self, int timeout_ms, char *ev, zmq_msg_t *parts, int *n);
 
+/* Wait up to timeout_ms (-1 = forever) for an event `want` carrying exactly `n_parts` data
+ * frames, dropping any other; parts[0..n_parts) receive its frames (the caller closes
+ * them). Errors: PV_ERR_TIMEOUT, PV_ERR_NET, PV_ERR_INTERRUPTED. */
+pv_err_t pv_bclient_wait(pv_bclient_t *self, int timeout_ms, char want, int n_parts,
+                         zmq_msg_t *parts);
+
 /* Monotonic clock in ms. */
 int64_t pv_bclient_now_ms(void);
 

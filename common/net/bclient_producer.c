@@ -73,28 +73,7 @@ void pv_producer_destroy(pv_producer_t **self)
 /* Wait for one completion event into *d. */
 static pv_err_t s_wait_done(pv_producer_t *p, int timeout_ms, done_t *d)
 {
-    int64_t deadline = pv_bclient_now_ms() + timeout_ms;
-    for (;;) {
-        int left = timeout_ms < 0 ? -1 : (int)(deadline - pv_bclient_now_ms());
-        if (timeout_ms >= 0 && left < 0)
-            left = 0;
-        char ev;
-        zmq_msg_t parts[PV_BC_MAX_PARTS];
-        int n;
-        pv_err_t rc = pv_bclient_event(p->c, left, &ev, parts, &n);
-        if (rc != PV_OK)
-            return rc;
-        if (ev == 'R' && n == 4) {
-            for (int i = 0; i < 4; i++) {
-                zmq_msg_init(&d->part[i]);
-                zmq_msg_move(&d->part[i], &parts[i]);
-                zmq_msg_close(&parts[i]);
-            }
-            return PV_OK;
-        }
-        for (int i = 0; i < n; i++)
-            zmq_msg_close(&parts[i]);
-    }
+    return pv_bclient_wait(p->c, timeout_ms, 'R', 4, d->part);
 }
 
 pv_err_t pv_producer_submit(pv_producer_t *self, const char *service, uint64_t job_id,

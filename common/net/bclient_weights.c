@@ -124,25 +124,20 @@ pv_err_t pv_weights_sub_poll(pv_weights_sub_t *self, int timeout_ms, pv_weights_
     bool have = false;
     int wait = timeout_ms;
     for (;;) {
-        char ev;
-        zmq_msg_t parts[PV_BC_MAX_PARTS];
-        int n;
-        pv_err_t rc = pv_bclient_event(self->c, wait, &ev, parts, &n);
+        zmq_msg_t part;
+        pv_err_t rc = pv_bclient_wait(self->c, wait, 'V', 1, &part);
         if (rc == PV_ERR_TIMEOUT && have)
             break;
         if (rc != PV_OK) {
             zmq_msg_close(&newest);
             return rc;
         }
-        if (ev == 'V' && n == 1) {
-            zmq_msg_close(&newest);
-            zmq_msg_init(&newest);
-            zmq_msg_move(&newest, &parts[0]);
-            have = true;
-            wait = 0; /* drain what else is already here */
-        }
-        for (int i = 0; i < n; i++)
-            zmq_msg_close(&parts[i]);
+        zmq_msg_close(&newest);
+        zmq_msg_init(&newest);
+        zmq_msg_move(&newest, &part);
+        zmq_msg_close(&part);
+        have = true;
+        wait = 0; /* drain what else is already here */
     }
     pv_wire_msg_t m;
     pv_arena_reset(self->arena);

@@ -77,41 +77,34 @@ static held_t *s_slot(pv_worker_t *w)
 
 pv_err_t pv_worker_recv(pv_worker_t *self, int timeout_ms, pv_lease_t *out)
 {
-    int64_t deadline = pv_bclient_now_ms() + timeout_ms;
-    for (;;) {
-        int left = timeout_ms < 0 ? -1 : (int)(deadline - pv_bclient_now_ms());
-        if (timeout_ms >= 0 && left < 0)
-            left = 0;
-        char ev;
-        zmq_msg_t parts[PV_BC_MAX_PARTS];
-        int n;
-        pv_err_t rc = pv_bclient_event(self->c, left, &ev, parts, &n);
-        if (rc != PV_OK)
-            return rc;
-        held_t *h = ev == 'L' && n == 1 ? s_slot(self) : NULL;
-        pv_wire_msg_t m;
-        pv_arena_reset(self->arena);
-        if (h &&
-            pv_wire_decode(self->dec, zmq_msg_data(&parts[0]), zmq_msg_size(&parts[0]), self->arena,
-                           &m, NULL) == PV_OK &&
-            m.type == PV_MSG_LEASE) {
-            h->used = true;
-            h->job_id = m.lease.job_id;
-            zmq_msg_init(&h->msg);
-            zmq_msg_move(&h->msg, &parts[0]);
-            *out = (pv_lease_t){.job_id = m.lease.job_id,
-                                .attempt = m.lease.attempt,
-                                .lease_ms = m.lease.lease_ms,
-                                .payload = m.lease.payload.ptr,
-                                .len = m.lease.payload.len};
-            zmq_msg_close(&parts[0]);
-            return PV_OK;
-        }
-        for (int i = 0; i < n; i++)
-            zmq_msg_close(&parts[i]);
-        if (!h && ev == 'L')
-            return PV_ERR_NOMEM;
+    held_t *h = s_slot(self);
+    if (!h)
+        return PV_ERR_NOMEM;
+    zmq_msg_t part;
+    pv_err_t rc = pv_bclient_wait(self->c, timeout_ms, 'L', 1, &part);
+    if (rc != PV_OK)
+        return rc;
+    pv_wire_msg_t m;
+    pv_arena_reset(self->arena);
+    rc = pv_wire_decode(self->dec, zmq_msg_data(&part), zmq_msg_size(&part), self->arena, &m,
+                        NULL); /* the agent decoded it already: only memory can fail */
+    if (rc == PV_OK && m.type != PV_MSG_LEASE)
+        rc = PV_ERR_UNKNOWN_TYPE;
+    if (rc != PV_OK) {
+        zmq_msg_close(&part);
+        return rc;
     }
+    h->used = true;
+    h->job_id = m.lease.job_id;
+    zmq_msg_init(&h->msg);
+    zmq_msg_move(&h->msg, &part);
+    zmq_msg_close(&part);
+    *out = (pv_lease_t){.job_id = m.lease.job_id,
+                        .attempt = m.lease.attempt,
+                        .lease_ms = m.lease.lease_ms,
+                        .payload = m.lease.payload.ptr,
+                        .len = m.lease.payload.len};
+    return PV_OK;
 }
 
 pv_err_t pv_worker_ack(pv_worker_t *self, uint64_t job_id, bool ok, const char *error,
