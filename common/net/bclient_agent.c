@@ -23,6 +23,8 @@ typedef struct agent {
     bool heard; /* a message arrived since the last connect */
     int64_t last_recv, last_send, retry_at, backoff;
     int64_t paused_until, pause_ms; /* producer: held back by a full queue */
+    int64_t allowance;              /* producer: submits the broker's credits allow now */
+    uint32_t n_sent;                /* producer: submits awaiting their SUBMIT_ACK */
     uint32_t capacity, in_flight;   /* worker */
     pending_t *pend;                /* producer: (cap_pend) */
     uint32_t cap_pend, n_pend;
@@ -72,23 +74,33 @@ static void s_weights_request(agent_t *a)
     s_send_wire(a, &m);
 }
 
-/* Send every pending job not yet sent, unless held back. */
+/* Send the pending jobs not yet sent, as far as the broker's credits allow. Held back
+ * (no credit), the agent probes with one job once the pause is over and nothing of its own
+ * awaits an answer: credit-based back-pressure, not a storm of refused submits. */
 static void s_flush_pending(agent_t *a, int64_t now)
 {
-    if (!a->sock || now < a->paused_until)
+    if (!a->sock)
         return;
     for (uint32_t i = 0; i < a->cap_pend; i++) {
         pending_t *p = &a->pend[i];
         if (p->state != P_UNSENT)
             continue;
+        if (a->allowance <= 0) {
+            if (now < a->paused_until || a->n_sent > 0)
+                return;
+            a->allowance = 1;
+        }
         zmq_msg_t copy;
         zmq_msg_init(&copy);
         zmq_msg_copy(&copy, &p->msg);
         if (!s_send(a, &copy)) { /* pipe full: try again shortly */
+            a->allowance = 0;
             a->paused_until = now + a->pause_ms;
             return;
         }
         p->state = P_SENT;
+        a->n_sent++;
+        a->allowance--;
     }
 }
 
@@ -130,6 +142,8 @@ static void s_connect(agent_t *a, int64_t now)
         for (uint32_t i = 0; i < a->cap_pend; i++)
             if (a->pend[i].state != P_FREE)
                 a->pend[i].state = P_UNSENT;
+        a->n_sent = 0;
+        a->allowance = INT64_MAX / 2; /* a new broker's credits are not known yet */
         a->paused_until = now;
         s_flush_pending(a, now);
     }
@@ -179,6 +193,8 @@ static void s_complete(agent_t *a, pending_t *p, uint8_t flags, const char *erro
     if (reply)
         zmq_msg_move(&parts[3], reply);
     s_event(a, 'R', parts, 4);
+    if (p->state == P_SENT)
+        a->n_sent--;
     zmq_msg_close(&p->msg);
     p->state = P_FREE;
     a->n_pend--;
@@ -206,17 +222,20 @@ static void s_submit_ack(agent_t *a, const pv_wire_submit_ack_t *s, int64_t now)
     if (!p)
         return;
     const char *reason = s->reason ? s->reason : "";
+    if (p->state == P_SENT) { /* answered: no longer counts against the allowance */
+        p->state = P_ACCEPTED;
+        a->n_sent--;
+    }
     if (s->accepted) {
         a->pause_ms = a->c->heartbeat_ms / 20 > 5 ? a->c->heartbeat_ms / 20 : 5;
-        if (strcmp(reason, "done") == 0) {
-            s_complete(a, p, PV_BC_DONE_OK | PV_BC_DONE_DUP, "", NULL);
-            return;
-        }
-        p->state = P_ACCEPTED;
-        if (s->credits == 0) /* the next submit would be refused: hold back a moment */
+        a->allowance = (int64_t)s->credits - a->n_sent; /* our other submits take some */
+        if (a->allowance <= 0)
             a->paused_until = now + a->pause_ms;
+        if (strcmp(reason, "done") == 0)
+            s_complete(a, p, PV_BC_DONE_OK | PV_BC_DONE_DUP, "", NULL);
     } else if (s_retryable(reason)) {
         p->state = P_UNSENT;
+        a->allowance = 0;
         a->paused_until = now + a->pause_ms;
         if (a->pause_ms * 2 <= a->c->heartbeat_ms)
             a->pause_ms *= 2;
@@ -250,6 +269,8 @@ static void s_from_broker(agent_t *a, zmq_msg_t *frame, int64_t now)
         pending_t *p = s_find(a, m.reply.job_id);
         if (p)
             s_complete(a, p, m.reply.ok ? PV_BC_DONE_OK : 0, m.reply.ok ? "" : "failed", frame);
+        if (a->allowance <= 0) /* a job left the broker: room for one more */
+            a->allowance = 1;
     } else if (m.type == PV_MSG_WEIGHTS && kind == PV_BC_SUBSCRIBER) {
         if (m.weights.policy_version > a->have_version) {
             a->have_version = m.weights.policy_version;
@@ -384,7 +405,7 @@ static void s_loop(agent_t *a)
                 s_heartbeat(a);
             s_flush_pending(a, now);
             next = s_min(a->last_send + c->heartbeat_ms, a->last_recv + dead_ms);
-            if (a->n_pend > 0 && a->paused_until > now)
+            if (a->n_pend > 0 && a->allowance <= 0 && a->paused_until > now)
                 next = s_min(next, a->paused_until);
         } else {
             next = a->retry_at;
@@ -425,6 +446,7 @@ void *pv_bclient_agent_main(void *client)
     a.backoff = a.c->reconnect_ms;
     a.capacity = a.c->capacity;
     a.pause_ms = 5;
+    a.allowance = INT64_MAX / 2;
     pv_wire_buf_init(&a.buf, 0);
     if (pv_wire_dec_new(NULL, &a.dec) == PV_OK && pv_arena_new(0, 64u << 20, &a.arena) == PV_OK)
         s_loop(&a);
