@@ -302,6 +302,55 @@ static void test_weights_relay(void **state)
     nf_kill(b.pid, SIGTERM);
 }
 
+/* A worker written in Python (python3-zmq, python3-msgpack) serves jobs a C producer
+ * submits: the protocol is language-neutral. */
+static void test_python_worker(void **state)
+{
+    (void)state;
+    if (access("/usr/bin/python3", X_OK) != 0)
+        skip();
+    nf_broker_t b;
+    assert_int_equal(nf_broker_start(&b, "tcp://127.0.0.1:*", NULL), 0);
+    char n[8], ver[16];
+    snprintf(n, sizeof n, "%d", 5);
+    snprintf(ver, sizeof ver, "%u", PV_WIRE_VERSION);
+    pid_t py = fork();
+    if (py == 0) {
+        execl("/usr/bin/python3", "python3", "tests/broker/py_worker.py", b.endpoint, "learn", n,
+              ver, (char *)NULL);
+        _exit(127);
+    }
+    if (!nf_wait_workers(b.endpoint, "learn", 1)) {
+        int rc = pv_proc_stop(py, SIGKILL);
+        nf_kill(b.pid, SIGTERM);
+        if (rc == 3)
+            skip(); /* python3-zmq or python3-msgpack missing */
+        fail_msg("the Python worker did not register (exit %d)", rc);
+    }
+    pv_bclient_opts_t o = nf_opts(b.endpoint);
+    pv_producer_t *p = NULL;
+    assert_int_equal(pv_producer_new(&o, 8, &p, NULL), PV_OK);
+    const char *words[5] = {"lease", "ack", "reply", "prover", "broker"};
+    for (uint64_t j = 0; j < 5; j++)
+        assert_int_equal(pv_producer_submit(p, "learn", j, true, words[j], strlen(words[j]), 1000),
+                         PV_OK);
+    for (int i = 0; i < 5; i++) {
+        pv_completion_t c;
+        assert_int_equal(pv_producer_recv(p, 5000, &c), PV_OK);
+        assert_true(c.ok);
+        const char *w = words[c.job_id];
+        assert_int_equal(c.len, strlen(w));
+        for (size_t k = 0; k < c.len; k++)
+            assert_int_equal(c.payload[k], w[c.len - 1 - k]);
+    }
+    int status;
+    assert_int_equal(waitpid(py, &status, 0), py);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_true(nf_wait_workers(b.endpoint, "learn", 0)); /* its goodbye was heard */
+    pv_producer_destroy(&p);
+    nf_kill(b.pid, SIGTERM);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -310,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_full_queue_holds_back),
         cmocka_unit_test(test_stats_and_metrics_match_traffic),
         cmocka_unit_test(test_weights_relay),
+        cmocka_unit_test(test_python_worker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
