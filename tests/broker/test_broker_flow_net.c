@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "broker/metrics_text.h"
+#include "common/rng.h"
 #include "common/wire/wire.h"
 #include "net_fixture.h"
 
@@ -65,6 +66,16 @@ static void test_malformed_counted_and_ignored(void **state)
     assert_int_equal(pv_wire_encode(&m, NULL, &buf, NULL), PV_OK);
     zmq_send(s, buf.data, buf.len, 0);
     pv_wire_buf_free(&buf);
+    /* 300 messages of random bytes (1..2000 of them): each refused and counted */
+    pv_rng_t rng;
+    pv_rng_seed(&rng, 99, 1);
+    uint8_t junk[2000];
+    for (int i = 0; i < 300; i++) {
+        size_t len = 1 + pv_rng_bounded(&rng, sizeof junk);
+        for (size_t k = 0; k < len; k++)
+            junk[k] = (uint8_t)pv_rng_u32(&rng);
+        zmq_send(s, junk, len, 0);
+    }
     /* the broker still works */
     pid_t w = nf_worker(b.endpoint, "judge", 1, 0, "ok", "w0");
     assert_true(nf_wait_workers(b.endpoint, "judge", 1));
@@ -77,7 +88,7 @@ static void test_malformed_counted_and_ignored(void **state)
     assert_true(c.ok);
     pv_broker_stats_t st = nf_stats(b.endpoint);
     assert_int_equal(st.error[PV_BERR_malformed_frame], 1);
-    assert_int_equal(st.error[PV_BERR_bad_message], 2); /* garbage, wrong magic */
+    assert_int_equal(st.error[PV_BERR_bad_message], 2 + 300); /* garbage, magic, random */
     assert_int_equal(st.error[PV_BERR_bad_version], 1);
     assert_int_equal(st.error[PV_BERR_unknown_type], 1);
     assert_int_equal(st.error[PV_BERR_unexpected_type], 1);
