@@ -521,6 +521,15 @@ void pv_broker_on_weights_request(pv_broker_core_t *self, int64_t now_us,
         s_send_weights(self, now_us, sub);
 }
 
+void pv_broker_on_shutdown(pv_broker_core_t *self, int64_t now_us)
+{
+    for (uint32_t i = 0; i < self->peers.cap; i++) {
+        const pv_broker_peer_t *p = pv_peer_at(&self->peers, (int32_t)i);
+        if (p->kind != PV_PEER_FREE)
+            s_disconnect(self, now_us, &p->id, "shutdown");
+    }
+}
+
 /* ---- timers -------------------------------------------------------------------------- */
 
 static void s_expire_leases(pv_broker_core_t *self, int64_t now_us)

@@ -143,6 +143,10 @@ void pv_broker_on_weights(pv_broker_core_t *self, int64_t now_us, const pv_routi
 void pv_broker_on_weights_request(pv_broker_core_t *self, int64_t now_us,
                                   const pv_routing_id_t *from, uint64_t have_version);
 
+/* The broker is stopping: DISCONNECT ("shutdown") to every peer, so clients start
+ * reconnecting at once instead of waiting for missed heartbeats. Peers stay registered. */
+void pv_broker_on_shutdown(pv_broker_core_t *self, int64_t now_us);
+
 /* Timers: expire leases, find dead peers, send due heartbeats, roll the stats window.
  * Cheap when nothing is due; call it whenever pv_broker_next_deadline_us() has passed. */
 void pv_broker_tick(pv_broker_core_t *self, int64_t now_us);

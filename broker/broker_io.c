@@ -480,5 +480,9 @@ pv_err_t pv_broker_io_run(pv_broker_io_t *self, volatile sig_atomic_t *stop)
             s_flush(self);
         }
     }
+    pv_broker_on_shutdown(self->core, s_now_us());
+    s_flush(self);
+    int linger = 200; /* let the goodbyes leave */
+    zmq_setsockopt(self->router, ZMQ_LINGER, &linger, sizeof linger);
     return PV_OK;
 }

@@ -343,6 +343,26 @@ static void test_leave_and_reregister_requeue(void **state)
     fx_free(f);
 }
 
+/* Shutdown says goodbye to every registered peer, workers and clients alike. */
+static void test_shutdown_disconnects_everyone(void **state)
+{
+    (void)state;
+    pv_broker_config_t cfg;
+    fx_config(&cfg);
+    fx_t *f = fx_new(&cfg);
+    fx_register(f, "w", "verify", 1);
+    fx_register(f, "p", "", 0);
+    fx_register(f, "q", "", 0);
+    pv_broker_on_shutdown(f->core, f->now);
+    fx_drain(f);
+    assert_int_equal(fx_count(f, f->mark, PV_ACT_DISCONNECT, NULL), 3);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(
+            fx_count(f, f->mark, PV_ACT_DISCONNECT, (const char *[]){"w", "p", "q"}[i]), 1);
+    assert_string_equal(fx_last(f, f->mark, PV_ACT_DISCONNECT, "w")->reason, "shutdown");
+    fx_free(f);
+}
+
 static void test_config_errors(void **state)
 {
     (void)state;
@@ -386,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_dedup_by_job_id),
         cmocka_unit_test(test_unregistered_and_unknown_service),
         cmocka_unit_test(test_leave_and_reregister_requeue),
+        cmocka_unit_test(test_shutdown_disconnects_everyone),
         cmocka_unit_test(test_config_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
