@@ -60,8 +60,11 @@ static inline int nf_broker_start(nf_broker_t *b, const char *bind, const char *
     pv_test_bin("prover-broker", bin, sizeof bin);
     snprintf(bind_arg, sizeof bind_arg, "broker.bind=%s", bind);
     snprintf(hb, sizeof hb, "broker.heartbeat_ms=%d", NF_HB_MS);
-    const char *argv[32] = {bind_arg, hb, "broker.liveness=3", "run.log_level=warn"};
-    int n = 4;
+    /* metrics off unless the test asks (a later key=value wins): parallel tests would
+     * all want the default port */
+    const char *argv[32] = {bind_arg, hb, "broker.liveness=3", "run.log_level=warn",
+                            "broker.metrics_port=0"};
+    int n = 5;
     for (int i = 0; extra && extra[i] && n < 31; i++)
         argv[n++] = extra[i];
     argv[n] = NULL;
