@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <zlib.h>
 
 #define S_MAGIC     0x54575650u /* "PVWT" */
 #define S_FLAG_STOP 1u
@@ -17,7 +16,7 @@ typedef struct s_hdr {
     uint32_t flags;
     uint64_t version;
     uint64_t n_params;
-    uint32_t crc32;
+    uint32_t header_bytes; /* S_HDR: the payload starts there */
     uint32_t reserved;
 } s_hdr_t;
 
@@ -53,18 +52,6 @@ static void s_sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
-}
-
-static uint32_t s_crc(const unsigned char *p, size_t n)
-{
-    uLong c = crc32(0L, Z_NULL, 0);
-    while (n > 0) { /* zlib takes uInt lengths */
-        uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
-        c = crc32(c, p, chunk);
-        p += chunk;
-        n -= chunk;
-    }
-    return (uint32_t)c;
 }
 
 pv_err_t pv_wsync_pub_new(MPI_Comm comm, int root, size_t n_params, pv_wsync_pub_t **out)
@@ -152,10 +139,9 @@ pv_err_t pv_wsync_publish(pv_wsync_pub_t *self, uint64_t version, const float *p
         self->n_bufs++;
     }
     s_buf_t *buf = &self->bufs[b];
-    s_hdr_t h = {S_MAGIC, 0, version, self->n_params, 0, 0};
-    memcpy(buf->bytes + S_HDR, params, 4 * self->n_params);
-    h.crc32 = s_crc(buf->bytes + S_HDR, 4 * self->n_params);
+    s_hdr_t h = {S_MAGIC, 0, version, self->n_params, S_HDR, 0};
     memcpy(buf->bytes, &h, sizeof h);
+    memcpy(buf->bytes + S_HDR, params, 4 * self->n_params);
     self->stats.published++;
     for (int p = 0; p < self->size; p++) {
         if (p == self->root)
@@ -297,7 +283,7 @@ pv_err_t pv_wsync_poll(pv_wsync_sub_t *self, float *params, uint64_t *version, b
                 *stop = true;
                 return result; /* nothing follows a stop: do not repost */
             } else if (h.n_params != self->n_params || (size_t)count != self->msg_bytes ||
-                       h.crc32 != s_crc(self->back + S_HDR, 4 * self->n_params)) {
+                       h.header_bytes != S_HDR) {
                 self->rejected++;
                 result = PV_ERR_DATA;
             } else {

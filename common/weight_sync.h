@@ -9,8 +9,10 @@
  *
  * Guarantees:
  * - A version is applied whole or not at all: it is received into a back buffer, its
- *   header (magic, version, parameter count) and crc32 (zlib) are checked, and only then
- *   copied into the caller's parameters.
+ *   header (magic, parameter count, message size) is checked, and only then it is copied
+ *   into the caller's parameters. MPI delivers bytes intact, so no checksum is computed on
+ *   this path (a crc32 of 64 MiB on both ends cost more than the transfer itself); the
+ *   broker relay, which crosses process boundaries through ZeroMQ, carries a crc32.
  * - Versions arrive in order (MPI's non-overtaking rule) and pv_wsync_poll() drains all
  *   that have arrived, so a subscriber always ends on the latest complete version.
  * - The publisher never blocks: a subscriber whose previous send has not completed (slow,
@@ -80,7 +82,7 @@ pv_err_t pv_wsync_poll(pv_wsync_sub_t *self, float *params, uint64_t *version, b
 pv_err_t pv_wsync_wait(pv_wsync_sub_t *self, uint64_t min_version, int timeout_ms, float *params,
                        uint64_t *version, bool *stop);
 
-/* Corrupt messages seen (bad magic, size, count or crc). */
+/* Corrupt messages seen (bad magic, size or count). */
 uint64_t pv_wsync_sub_rejected(const pv_wsync_sub_t *self);
 
 #endif
