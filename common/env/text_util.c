@@ -307,7 +307,8 @@ size_t pv_text_normalize_answer(char *dst, size_t cap, const char *src)
             unsigned cp = ((u[i] & 0x1fu) << 6) | (u[i + 1] & 0x3fu);
             bool upper = (cp >= 0x100 && cp <= 0x137 && cp % 2 == 0) ||
                          (cp >= 0x139 && cp <= 0x148 && cp % 2 == 1) ||
-                         (cp >= 0x14a && cp <= 0x177 && cp % 2 == 0);
+                         (cp >= 0x14a && cp <= 0x177 && cp % 2 == 0) ||
+                         (cp >= 0x179 && cp <= 0x17e && cp % 2 == 1);
             if (upper)
                 cp++;
             tmp[n++] = (char)(0xc0 | (cp >> 6));
