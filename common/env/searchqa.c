@@ -221,6 +221,7 @@ static pv_err_t s_step(void *env, const char *action, pv_step_result_t *out)
     char arg[2048];
     int kind = s_parse(action, arg, sizeof arg);
     st->n_turns++;
+    st->last_n = 0;
     if (kind == 1) {
         uint32_t n = 0;
         pv_err_t rc = sq_search(e, arg, st->retrieved + st->n_retrieved, &n);
