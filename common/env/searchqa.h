@@ -73,7 +73,7 @@
 #define PV_SEARCHQA_MAX_STEPS   4
 #define PV_SEARCHQA_MAX_TURNS   64
 #define PV_SEARCHQA_MAX_ACTIONS 64
-#define PV_SEARCHQA_MAX_QUERIES 20  /* of the 64 candidates, at most this many queries */
+#define PV_SEARCHQA_MAX_QUERIES 16  /* of the 64 candidates, at most this many queries */
 #define PV_SEARCHQA_CAND_MAX    120 /* longest candidate text kept (bytes) */
 #define PV_SEARCHQA_MAX_SUPPORT 4
 

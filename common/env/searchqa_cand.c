@@ -80,25 +80,88 @@ static bool s_is_digits(const char *p, size_t n)
 }
 
 /* Emit a span of capitalised words after dropping leading sentence words ("The", "He"). */
-static void s_emit(s_list_t *l, const char *a, const char *b)
+static const char *const s_months[] = {"January",   "February", "March",    "April",
+                                       "May",       "June",     "July",     "August",
+                                       "September", "October",  "November", "December"};
+
+/* Emit a span of capitalised words after dropping leading sentence words ("The", "He") and
+ * connectors; a span joined by "and" also gives its parts ("Jonny Craig and Pete Doherty").
+ * Returns the start actually emitted (NULL when nothing was). */
+static const char *s_emit(s_list_t *l, const char *a, const char *b)
 {
     for (;;) {
         const char *sp = memchr(a, ' ', (size_t)(b - a));
         size_t wl = sp ? (size_t)(sp - a) : (size_t)(b - a);
-        if (!S_IN(a, wl, s_lead_stop))
+        if (!S_IN(a, wl, s_lead_stop) && !S_IN(a, wl, s_connectors))
             break;
         if (!sp)
-            return;
+            return NULL;
         a = sp + 1;
     }
     s_add(l, a, (size_t)(b - a));
+    for (const char *part = a, *and; (and = strstr(part, " and ")) && and < b; part = and+5) {
+        s_add(l, part, (size_t)(and-part));
+        if (!strstr(and+5, " and ") || strstr(and+5, " and ") >= b)
+            s_add(l, and+5, (size_t)(b - (and+5)));
+    }
+    return a;
 }
 
-/* Names (runs of capitalised words joined by connectors) and, when nums is set, numbers
- * in `text`. */
+/* Day (1-31) as a whole token? */
+static bool s_day(const char *a, const char *b)
+{
+    size_t n = (size_t)(b - a);
+    return (n == 1 || n == 2) && a[0] >= '0' && a[0] <= '9' &&
+           (n == 1 || (a[1] >= '0' && a[1] <= '9'));
+}
+
+/* Dates around a month word at [a, b): "2 March 1972", "March 26, 1986", "22 November",
+ * "July 1934" (the longest form present). */
+static void s_date(s_list_t *l, const char *text, const char *a, const char *b)
+{
+    const char *start = a, *end = b;
+    /* a day before: "2 March" */
+    const char *q = a;
+    while (q > text && q[-1] == ' ')
+        q--;
+    const char *d = q;
+    while (d > text && d[-1] >= '0' && d[-1] <= '9')
+        d--;
+    if (d < q && s_day(d, q) && (d == text || (unsigned char)d[-1] <= ' '))
+        start = d;
+    /* after: a day with a comma ("26,") and / or a year */
+    const char *p = b;
+    while (*p == ' ')
+        p++;
+    const char *e = p;
+    while (*e >= '0' && *e <= '9')
+        e++;
+    if (start == a && s_day(p, e) && *e == ',') {
+        end = e + 1;
+        p = end;
+        while (*p == ' ')
+            p++;
+        e = p;
+        while (*e >= '0' && *e <= '9')
+            e++;
+    }
+    const char *day_end = end > b && end[-1] == ',' ? end - 1 : end; /* "March 26" */
+    if (e - p == 4)
+        end = e;
+    else
+        end = day_end;
+    if (start != a || end != b)
+        s_add(l, start, (size_t)(end - start));
+    if (end != day_end || (start != a && end != b)) /* the shorter form without the year */
+        s_add(l, start, (size_t)((start != a ? b : day_end) - start));
+}
+
+/* Names (runs of capitalised words joined by connectors; "Bath, Maine" pairs too), dates
+ * and, when nums is set, numbers in `text`. */
 static void s_names(const char *text, s_list_t *names, s_list_t *nums)
 {
     const char *span_a = NULL, *span_b = NULL; /* open span, end of its last capital word */
+    const char *comma_a = NULL;                /* a span that just closed with a comma */
     const char *p = text;
     while (*p) {
         while (*p && (unsigned char)*p <= ' ')
@@ -109,13 +172,14 @@ static void s_names(const char *text, s_list_t *names, s_list_t *nums)
         while (*p && (unsigned char)*p > ' ')
             p++;
         const char *a = t, *b = p;
-        bool opens = false, closes = false;
+        bool opens = false, closes = false, comma = false;
         while (a < b && strchr("\"'([{", *a)) {
             opens = true;
             a++;
         }
         while (b > a && strchr("\"'.,;:!?)]}", b[-1])) {
             closes = closes || strchr(".,;:!?)]", b[-1]) != NULL;
+            comma = comma || b[-1] == ',';
             b--;
         }
         if (opens && span_a) {
@@ -126,7 +190,10 @@ static void s_names(const char *text, s_list_t *names, s_list_t *nums)
             continue;
         if (nums && s_is_digits(a, (size_t)(b - a)))
             s_add(nums, a, (size_t)(b - a));
-        if (s_cap_start((const unsigned char *)a)) {
+        if (nums && S_IN(a, (size_t)(b - a), s_months))
+            s_date(nums, text, a, b);
+        bool cap = s_cap_start((const unsigned char *)a);
+        if (cap) {
             if (!span_a)
                 span_a = a;
             span_b = b;
@@ -134,14 +201,21 @@ static void s_names(const char *text, s_list_t *names, s_list_t *nums)
             if (span_a)
                 s_emit(names, span_a, span_b);
             span_a = NULL;
+            comma_a = NULL;
         }
         if (closes && span_a) {
-            s_emit(names, span_a, span_b);
+            const char *emitted = s_emit(names, span_a, span_b);
+            if (comma_a && emitted) /* "Bath, Maine" */
+                s_add(names, comma_a, (size_t)(span_b - comma_a));
+            comma_a = comma && !comma_a ? emitted : NULL;
             span_a = NULL;
         }
     }
-    if (span_a)
-        s_emit(names, span_a, span_b);
+    if (span_a) {
+        const char *emitted = s_emit(names, span_a, span_b);
+        if (comma_a && emitted)
+            s_add(names, comma_a, (size_t)(span_b - comma_a));
+    }
 }
 
 /* Quoted phrases "..." of a text. */

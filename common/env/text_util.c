@@ -376,6 +376,19 @@ bool pv_text_em(const char *pred, const char *gold)
 
 /* ---- FTS5 query ------------------------------------------------------------------------- */
 
+/* Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET (Pyserini's default analyser). */
+static bool s_stop_word(const char *w)
+{
+    static const char *const stop[] = {
+        "a",   "an",    "and",  "are",   "as",    "at",   "be",   "but", "by",  "for",  "if",
+        "in",  "into",  "is",   "it",    "no",    "not",  "of",   "on",  "or",  "such", "that",
+        "the", "their", "then", "there", "these", "they", "this", "to",  "was", "will", "with"};
+    for (size_t i = 0; i < sizeof stop / sizeof stop[0]; i++)
+        if (strcmp(w, stop[i]) == 0)
+            return true;
+    return false;
+}
+
 size_t pv_text_fts_query(char *dst, size_t cap, const char *src, size_t max_terms)
 {
     pv_sbuf_t b;
@@ -396,6 +409,8 @@ size_t pv_text_fts_query(char *dst, size_t cap, const char *src, size_t max_term
             word[k] = (char)s_lower(u[i + k]);
         word[len] = '\0';
         i = j;
+        if (s_stop_word(word))
+            continue;
         /* duplicate? look for "word" in what was written */
         char quoted[132];
         snprintf(quoted, sizeof quoted, "\"%s\"", word);

@@ -86,9 +86,10 @@ bool pv_text_em(const char *pred, const char *gold);
 
 /* Turn free text into an FTS5 MATCH expression that ORs its words ("w1" OR "w2" ...), like
  * the bag-of-words query Lucene/Pyserini runs for WebShop and Search-R1's BM25 retriever.
- * Words are maximal runs of ASCII letters/digits or bytes >= 0x80, lower-cased, duplicates
- * dropped, at most `max_terms`. Returns the number of terms (0: nothing to search for;
- * dst is then ""). */
+ * Words are maximal runs of ASCII letters/digits or bytes >= 0x80, lower-cased; Lucene's
+ * English stop words (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET, which Pyserini's default
+ * analyser drops) and duplicates are dropped; at most `max_terms`. Returns the number of
+ * terms (0: nothing to search for; dst is then ""). */
 size_t pv_text_fts_query(char *dst, size_t cap, const char *src, size_t max_terms);
 
 #endif
