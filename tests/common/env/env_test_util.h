@@ -122,6 +122,44 @@ static inline void et_check_truncations(pv_env_t *e, const uint8_t *state, size_
     }
 }
 
+/* Random byte flips of a saved state: every load either succeeds (then a save gives the
+ * same bytes back and a step works) or fails with a message; nothing crashes (run under
+ * ASan/UBSan in the sanitizer build). */
+static inline void et_check_mutations(pv_env_t *e, const pv_env_model_t *m, const uint8_t *state,
+                                      size_t len, uint64_t seed, int rounds)
+{
+    pv_rng_t rng;
+    pv_rng_seed(&rng, seed, 11);
+    size_t cap = pv_env_state_max(m);
+    uint8_t *copy = malloc(len), *again = malloc(cap);
+    assert_non_null(copy);
+    assert_non_null(again);
+    for (int i = 0; i < rounds; i++) {
+        memcpy(copy, state, len);
+        int flips = 1 + (int)pv_rng_bounded(&rng, 3);
+        for (int k = 0; k < flips; k++)
+            copy[12 + pv_rng_bounded(&rng, (uint32_t)(len - 12))] ^=
+                (uint8_t)(1u << pv_rng_bounded(&rng, 8));
+        pv_errmsg_t em = {{0}};
+        if (pv_env_load(e, copy, len, &em) == PV_OK) {
+            size_t n;
+            assert_int_equal(pv_env_save(e, again, cap, &n), PV_OK);
+            assert_int_equal(n, len);
+            assert_memory_equal(again, copy, n);
+            const char *const *acts;
+            size_t na;
+            assert_int_equal(pv_env_admissible(e, &acts, &na), PV_OK);
+            pv_step_result_t r;
+            pv_err_t rc = pv_env_step(e, na ? acts[0] : "search[x]", &r);
+            assert_true(rc == PV_OK || rc == PV_ERR_STATE);
+        } else {
+            assert_true(strlen(em.text) > 0);
+        }
+    }
+    free(copy);
+    free(again);
+}
+
 /* Write `text` into dir/name (for malformed-file tests). */
 static inline void et_write(const char *dir, const char *name, const char *text)
 {

@@ -273,6 +273,7 @@ static void test_save_restore(void **state)
         et_play(a, m, &task, 40 + t, 0.3, &tr);
         et_check_replay(b, m2, &tr);
         et_check_truncations(b, tr.state[tr.n - 1], tr.state_len[tr.n - 1]);
+        et_check_mutations(b, m2, tr.state[tr.n / 2], tr.state_len[tr.n / 2], t, 300);
         pv_errmsg_t em = {{0}};
         assert_int_equal(pv_env_load(o, tr.state[0], tr.state_len[0], &em), PV_ERR_INVAL);
         et_free(&tr);

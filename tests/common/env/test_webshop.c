@@ -259,6 +259,7 @@ static void test_save_restore_round_trips(void **state)
         assert_true(tr.n >= 1);
         et_check_replay(b, m2, &tr);
         et_check_truncations(b, tr.state[tr.n - 1], tr.state_len[tr.n - 1]);
+        et_check_mutations(b, m2, tr.state[tr.n / 2], tr.state_len[tr.n / 2], t, 300);
         et_free(&tr);
     }
     pv_env_destroy(&a);
