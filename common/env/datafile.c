@@ -64,6 +64,28 @@ void pv_lines_close(pv_lines_t *r)
     memset(r, 0, sizeof *r);
 }
 
+pv_err_t pv_jsonl_each(const char *path, pv_jsonl_fn fn, void *ctx, uint64_t *hash, pv_errmsg_t *em)
+{
+    pv_lines_t lines;
+    pv_err_t rc = pv_lines_open(&lines, path, em);
+    const char *text;
+    size_t line = 0;
+    while (!rc && !(rc = pv_lines_next(&lines, &text, &line, em)) && text) {
+        *hash = pv_fnv1a64(*hash, text, strlen(text));
+        json_error_t je;
+        json_t *o = json_loads(text, 0, &je);
+        if (!o)
+            rc = pv_data_err(em, path, line, "column %d: %s", je.column, je.text);
+        else if (!json_is_object(o))
+            rc = pv_data_err(em, path, line, "not a JSON object");
+        else
+            rc = fn(ctx, o, path, line, em);
+        json_decref(o);
+    }
+    pv_lines_close(&lines);
+    return rc;
+}
+
 pv_err_t pv_jsonfile_load(pv_jsonfile_t *jf, const char *path, pv_errmsg_t *em)
 {
     memset(jf, 0, sizeof *jf);

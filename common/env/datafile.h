@@ -39,6 +39,15 @@ pv_err_t pv_lines_open(pv_lines_t *r, const char *path, pv_errmsg_t *em);
 pv_err_t pv_lines_next(pv_lines_t *r, const char **text, size_t *line, pv_errmsg_t *em);
 void pv_lines_close(pv_lines_t *r);
 
+/* Call fn(ctx, object, line) for every non-blank line of a jsonl file; each line must be a
+ * JSON object. Every line's bytes are folded into *hash (FNV-1a 64). Stops at the first
+ * error: the reader's, a parse error ("file:line: column c: ..."), a line that is not an
+ * object, or fn's own. The object is freed after fn returns. */
+typedef pv_err_t (*pv_jsonl_fn)(void *ctx, json_t *obj, const char *file, size_t line,
+                                pv_errmsg_t *em);
+pv_err_t pv_jsonl_each(const char *path, pv_jsonl_fn fn, void *ctx, uint64_t *hash,
+                       pv_errmsg_t *em);
+
 /* ---- whole JSON files ---- */
 typedef struct pv_jsonfile {
     char *text;

@@ -277,8 +277,7 @@ static pv_err_t s_save(const void *env, uint8_t *buf, size_t cap, size_t *len)
         return PV_ERR_STATE;
     const sq_state_t *st = &e->st;
     pv_sio_t s = {.w = buf, .cap = cap};
-    pv_sio_u32(&s, S_STATE_VERSION);
-    pv_sio_u64(&s, e->m->fingerprint);
+    pv_sio_head(&s, S_STATE_VERSION, e->m->fingerprint);
     pv_sio_u32(&s, st->split);
     pv_sio_u64(&s, st->task_id);
     pv_sio_u64(&s, st->seed);
@@ -332,13 +331,9 @@ static pv_err_t s_load(void *env, const uint8_t *buf, size_t len, pv_errmsg_t *e
     sq_state_t st;
     memset(&st, 0, sizeof st);
     pv_sio_t s = {.r = buf, .cap = len};
-    uint32_t ver = pv_sio_get_u32(&s);
-    if (!s.bad && ver != S_STATE_VERSION)
-        return pv_errf(em, PV_ERR_VERSION, "searchqa state version %u, expected %u", ver,
-                       S_STATE_VERSION);
-    uint64_t fp = pv_sio_get_u64(&s);
-    if (!s.bad && fp != m->fingerprint)
-        return pv_errf(em, PV_ERR_INVAL, "searchqa state from another model (corpus/settings)");
+    pv_err_t rc = pv_sio_check_head(&s, S_STATE_VERSION, m->fingerprint, "searchqa", em);
+    if (rc)
+        return rc;
     st.split = pv_sio_get_u32(&s);
     st.task_id = pv_sio_get_u64(&s);
     st.seed = pv_sio_get_u64(&s);
@@ -360,8 +355,7 @@ static pv_err_t s_load(void *env, const uint8_t *buf, size_t len, pv_errmsg_t *e
         return pv_errf(em, PV_ERR_DATA, "searchqa state: %zu bytes after the state", len - s.len);
     if (!isfinite(st.reward))
         return pv_errf(em, PV_ERR_DATA, "searchqa state: reward is not a number");
-    pv_err_t rc = s_check(m, &st, em);
-    if (rc)
+    if ((rc = s_check(m, &st, em)))
         return rc;
     e->st = st;
     e->started = true;

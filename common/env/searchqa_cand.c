@@ -43,14 +43,6 @@ static void s_add(s_list_t *l, const char *p, size_t n)
     l->items[l->n++] = (s_span_t){p, n};
 }
 
-static bool s_word_in(const char *w, size_t n, const char *const *list, size_t count)
-{
-    for (size_t i = 0; i < count; i++)
-        if (strlen(list[i]) == n && strncmp(list[i], w, n) == 0)
-            return true;
-    return false;
-}
-
 static const char *const s_connectors[] = {"of", "de", "the", "and", "von", "van", "der",
                                            "la", "le", "du",  "del", "da",  "di",  "y"};
 static const char *const s_lead_stop[] = {
@@ -60,7 +52,7 @@ static const char *const s_lead_stop[] = {
     "This",  "These", "They",  "His",      "Her",   "By",     "Since",   "Born", "Both",
     "Are",   "Were",  "Did",   "Does",     "Do",    "How",    "Why",     "And",  "But",
     "Of",    "To",    "If",    "Although", "Other", "Some",   "Many",    "Each", "One"};
-#define S_IN(w, n, list) s_word_in(w, n, list, sizeof list / sizeof list[0])
+#define S_IN(w, n, list) PV_TEXT_IN(w, n, list)
 
 static bool s_cap_start(const unsigned char *p)
 {

@@ -10,24 +10,10 @@
 #include "common/env/datafile.h"
 #include "common/env/text_util.h"
 
-static void *s_grow(void **data, size_t *cap, size_t n, size_t elem)
-{
-    if (n >= *cap) {
-        size_t cap2 = *cap ? *cap * 2 : 64;
-        void *p = realloc(*data, cap2 * elem);
-        if (!p)
-            return NULL;
-        *data = p;
-        *cap = cap2;
-    }
-    char *rec = (char *)*data + n * elem;
-    memset(rec, 0, elem);
-    return rec;
-}
-
 pv_err_t sq_add_passage(sq_model_t *m, const char *contents)
 {
-    sq_passage_t *p = s_grow((void **)&m->passages, &m->cap_passages, m->n_passages, sizeof *p);
+    sq_passage_t *p =
+        pv_grow_zeroed((void **)&m->passages, &m->cap_passages, m->n_passages, sizeof *p);
     if (!p)
         return PV_ERR_NOMEM;
     const char *nl = strchr(contents, '\n');
@@ -53,43 +39,33 @@ pv_err_t sq_add_passage(sq_model_t *m, const char *contents)
 
 sq_question_t *sq_new_question(sq_model_t *m)
 {
-    sq_question_t *q = s_grow((void **)&m->questions, &m->cap_questions, m->n_questions, sizeof *q);
+    sq_question_t *q =
+        pv_grow_zeroed((void **)&m->questions, &m->cap_questions, m->n_questions, sizeof *q);
     if (q)
         m->n_questions++;
     return q;
 }
 
-static pv_err_t s_load_corpus(sq_model_t *m, const char *path, pv_dict_t *titles, pv_errmsg_t *em)
+typedef struct s_load {
+    sq_model_t *m;
+    pv_dict_t titles; /* passage title -> first passage with it */
+} s_load_t;
+
+static pv_err_t s_passage_line(void *ctx, json_t *o, const char *file, size_t line, pv_errmsg_t *em)
 {
-    pv_lines_t lines;
-    pv_err_t rc = pv_lines_open(&lines, path, em);
-    const char *text;
-    size_t line = 0;
-    while (!rc && !(rc = pv_lines_next(&lines, &text, &line, em)) && text) {
-        m->fingerprint = pv_fnv1a64(m->fingerprint, text, strlen(text));
-        json_error_t je;
-        json_t *o = json_loads(text, 0, &je);
-        if (!o) {
-            rc = pv_data_err(em, path, line, "column %d: %s", je.column, je.text);
-            break;
-        }
-        json_t *c = json_object_get(o, "contents");
-        if (!json_is_string(c))
-            rc = pv_data_err(em, path, line, "passage has no 'contents' string");
-        else if (m->n_passages >= UINT32_MAX - 1)
-            rc = pv_data_err(em, path, line, "too many passages");
-        else
-            rc = sq_add_passage(m, json_string_value(c));
-        json_decref(o);
-        if (!rc) {
-            const char *tp = sq_s(m, m->passages[m->n_passages - 1].title_plain);
-            if (pv_dict_get(titles, tp) == UINT32_MAX)
-                rc = pv_dict_put(titles, tp, (uint32_t)(m->n_passages - 1));
-        }
-    }
-    pv_lines_close(&lines);
-    if (!rc && m->n_passages == 0)
-        rc = pv_data_err(em, path, 0, "the corpus has no passages");
+    s_load_t *l = ctx;
+    sq_model_t *m = l->m;
+    json_t *c = json_object_get(o, "contents");
+    if (!json_is_string(c))
+        return pv_data_err(em, file, line, "passage has no 'contents' string");
+    if (m->n_passages >= UINT32_MAX - 1)
+        return pv_data_err(em, file, line, "too many passages");
+    pv_err_t rc = sq_add_passage(m, json_string_value(c));
+    if (rc)
+        return rc;
+    const char *tp = sq_s(m, m->passages[m->n_passages - 1].title_plain);
+    if (pv_dict_get(&l->titles, tp) == UINT32_MAX)
+        rc = pv_dict_put(&l->titles, tp, (uint32_t)(m->n_passages - 1));
     return rc;
 }
 
@@ -163,6 +139,13 @@ static pv_err_t s_question(sq_model_t *m, json_t *o, const pv_dict_t *titles, co
     return PV_OK;
 }
 
+static pv_err_t s_question_line(void *ctx, json_t *o, const char *file, size_t line,
+                                pv_errmsg_t *em)
+{
+    s_load_t *l = ctx;
+    return s_question(l->m, o, &l->titles, file, line, em);
+}
+
 pv_err_t sq_load_real(sq_model_t *m, const char *dir, pv_errmsg_t *em)
 {
     char corpus[4096], questions[4096];
@@ -170,33 +153,13 @@ pv_err_t sq_load_real(sq_model_t *m, const char *dir, pv_errmsg_t *em)
     if (rc || (rc = pv_find_unique(dir, "question", ".jsonl", questions, sizeof questions, em)))
         return rc;
     m->fingerprint = pv_fnv1a64(PV_FNV64_INIT, "searchqa", 8);
-    pv_dict_t titles = {0};
-    rc = s_load_corpus(m, corpus, &titles, em);
-    pv_lines_t lines;
+    s_load_t l = {.m = m};
+    rc = pv_jsonl_each(corpus, s_passage_line, &l, &m->fingerprint, em);
+    if (!rc && m->n_passages == 0)
+        rc = pv_data_err(em, corpus, 0, "the corpus has no passages");
     if (!rc)
-        rc = pv_lines_open(&lines, questions, em);
-    if (rc) {
-        pv_dict_free(&titles);
-        return rc;
-    }
-    const char *text;
-    size_t line = 0;
-    while (!(rc = pv_lines_next(&lines, &text, &line, em)) && text) {
-        m->fingerprint = pv_fnv1a64(m->fingerprint, text, strlen(text));
-        json_error_t je;
-        json_t *o = json_loads(text, 0, &je);
-        if (!o) {
-            rc = pv_data_err(em, questions, line, "column %d: %s", je.column, je.text);
-            break;
-        }
-        rc = json_is_object(o) ? s_question(m, o, &titles, questions, line, em)
-                               : pv_data_err(em, questions, line, "not a JSON object");
-        json_decref(o);
-        if (rc)
-            break;
-    }
-    pv_lines_close(&lines);
-    pv_dict_free(&titles);
+        rc = pv_jsonl_each(questions, s_question_line, &l, &m->fingerprint, em);
+    pv_dict_free(&l.titles);
     if (!rc && m->n_questions == 0)
         rc = pv_data_err(em, questions, 0, "no questions");
     return rc;

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/err.h"
+
 typedef struct pv_sio {
     uint8_t *w;       /* writer buffer (NULL for a reader) */
     const uint8_t *r; /* reader buffer */
@@ -90,6 +92,27 @@ static inline float pv_sio_get_f32(pv_sio_t *s)
     float v;
     memcpy(&v, &u, 4);
     return v;
+}
+
+/* A family payload starts with its payload version and the model fingerprint. */
+static inline void pv_sio_head(pv_sio_t *s, uint32_t version, uint64_t fingerprint)
+{
+    pv_sio_u32(s, version);
+    pv_sio_u64(s, fingerprint);
+}
+
+/* Read and check that start: PV_ERR_VERSION / PV_ERR_INVAL (another model) with detail in
+ * em naming `family`; PV_OK also when the bytes ran out (the caller reports truncation). */
+static inline pv_err_t pv_sio_check_head(pv_sio_t *s, uint32_t version, uint64_t fingerprint,
+                                         const char *family, pv_errmsg_t *em)
+{
+    uint32_t v = pv_sio_get_u32(s);
+    if (!s->bad && v != version)
+        return pv_errf(em, PV_ERR_VERSION, "%s state version %u, expected %u", family, v, version);
+    uint64_t fp = pv_sio_get_u64(s);
+    if (!s->bad && fp != fingerprint)
+        return pv_errf(em, PV_ERR_INVAL, "%s state from another model (data or settings)", family);
+    return PV_OK;
 }
 
 #endif

@@ -19,6 +19,21 @@ static pv_err_t s_grow(void **data, size_t *cap, size_t need, size_t elem)
     return PV_OK;
 }
 
+void *pv_grow_zeroed(void **data, size_t *cap, size_t n, size_t elem)
+{
+    if (n >= *cap) {
+        size_t cap2 = *cap ? *cap * 2 : 64;
+        void *p = realloc(*data, cap2 * elem);
+        if (!p)
+            return NULL;
+        *data = p;
+        *cap = cap2;
+    }
+    char *rec = (char *)*data + n * elem;
+    memset(rec, 0, elem);
+    return rec;
+}
+
 pv_err_t pv_strpool_init(pv_strpool_t *p)
 {
     memset(p, 0, sizeof *p);

@@ -40,6 +40,10 @@ static inline const char *pv_strpool_get(const pv_strpool_t *p, uint32_t off)
     return p->data + off;
 }
 
+/* Make room for record `n` of an array of `elem`-byte records (doubling *cap), zero it and
+ * return it; NULL when out of memory (the array is unchanged). */
+void *pv_grow_zeroed(void **data, size_t *cap, size_t n, size_t elem);
+
 /* Append one value; errors PV_ERR_NOMEM. */
 pv_err_t pv_u32vec_push(pv_u32vec_t *v, uint32_t x);
 void pv_u32vec_free(pv_u32vec_t *v);

@@ -70,6 +70,14 @@ bool pv_text_is_alnum(int c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
+bool pv_text_in_list(const char *w, size_t n, const char *const *list, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (strlen(list[i]) == n && strncmp(list[i], w, n) == 0)
+            return true;
+    return false;
+}
+
 static int s_lower(int c)
 {
     return (c >= 'A' && c <= 'Z') ? c + 32 : c;
@@ -377,17 +385,11 @@ bool pv_text_em(const char *pred, const char *gold)
 /* ---- FTS5 query ------------------------------------------------------------------------- */
 
 /* Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET (Pyserini's default analyser). */
-static bool s_stop_word(const char *w)
-{
-    static const char *const stop[] = {
-        "a",   "an",    "and",  "are",   "as",    "at",   "be",   "but", "by",  "for",  "if",
-        "in",  "into",  "is",   "it",    "no",    "not",  "of",   "on",  "or",  "such", "that",
-        "the", "their", "then", "there", "these", "they", "this", "to",  "was", "will", "with"};
-    for (size_t i = 0; i < sizeof stop / sizeof stop[0]; i++)
-        if (strcmp(w, stop[i]) == 0)
-            return true;
-    return false;
-}
+static const char *const s_lucene_stop[] = {
+
+    "a",   "an",    "and",  "are",   "as",    "at",   "be",   "but", "by",  "for",  "if",
+    "in",  "into",  "is",   "it",    "no",    "not",  "of",   "on",  "or",  "such", "that",
+    "the", "their", "then", "there", "these", "they", "this", "to",  "was", "will", "with"};
 
 size_t pv_text_fts_query(char *dst, size_t cap, const char *src, size_t max_terms)
 {
@@ -409,7 +411,7 @@ size_t pv_text_fts_query(char *dst, size_t cap, const char *src, size_t max_term
             word[k] = (char)s_lower(u[i + k]);
         word[len] = '\0';
         i = j;
-        if (s_stop_word(word))
+        if (PV_TEXT_IN(word, len, s_lucene_stop))
             continue;
         /* duplicate? look for "word" in what was written */
         char quoted[132];

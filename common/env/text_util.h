@@ -47,6 +47,10 @@ size_t pv_text_lower(char *dst, size_t cap, const char *src);
 /* True when `c` is an ASCII letter or digit. */
 bool pv_text_is_alnum(int c);
 
+/* True when the `n` bytes at w equal one of the `count` strings of `list`. */
+bool pv_text_in_list(const char *w, size_t n, const char *const *list, size_t count);
+#define PV_TEXT_IN(w, n, list) pv_text_in_list(w, n, list, sizeof list / sizeof list[0])
+
 /* ---- thefuzz token_set_ratio ------------------------------------------------------------- */
 
 /* Longest input (bytes) the fuzzy ratio looks at; longer inputs are cut there. WebShop

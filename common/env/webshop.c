@@ -334,10 +334,7 @@ static bool s_stop_word(const char *w, size_t n)
                                        "of",   "to",     "that",  "is",      "are", "it",   "in",
                                        "on",   "please", "would", "like",    "buy", "some", "get",
                                        "show", "my",     "also",  "which",   "too", "be",   "this"};
-    for (size_t i = 0; i < sizeof stop / sizeof stop[0]; i++)
-        if (strlen(stop[i]) == n && strncmp(stop[i], w, n) == 0)
-            return true;
-    return false;
+    return PV_TEXT_IN(w, n, stop);
 }
 
 static void s_search_candidates(ws_env_t *e, pv_sbuf_t *b)
@@ -615,8 +612,7 @@ static pv_err_t s_save(const void *env, uint8_t *buf, size_t cap, size_t *len)
         return PV_ERR_STATE;
     const ws_state_t *st = &e->st;
     pv_sio_t s = {.w = buf, .cap = cap};
-    pv_sio_u32(&s, S_STATE_VERSION);
-    pv_sio_u64(&s, e->m->fingerprint);
+    pv_sio_head(&s, S_STATE_VERSION, e->m->fingerprint);
     pv_sio_u32(&s, st->split);
     pv_sio_u64(&s, st->task_id);
     pv_sio_u64(&s, st->seed);
@@ -690,13 +686,9 @@ static pv_err_t s_load(void *env, const uint8_t *buf, size_t len, pv_errmsg_t *e
     const ws_model_t *m = e->m;
     ws_state_t st = {0};
     pv_sio_t s = {.r = buf, .cap = len};
-    uint32_t ver = pv_sio_get_u32(&s);
-    if (!s.bad && ver != S_STATE_VERSION)
-        return pv_errf(em, PV_ERR_VERSION, "webshop state version %u, expected %u", ver,
-                       S_STATE_VERSION);
-    uint64_t fp = pv_sio_get_u64(&s);
-    if (!s.bad && fp != m->fingerprint)
-        return pv_errf(em, PV_ERR_INVAL, "webshop state from another model (catalogue/seed)");
+    pv_err_t rc = pv_sio_check_head(&s, S_STATE_VERSION, m->fingerprint, "webshop", em);
+    if (rc)
+        return rc;
     st.split = pv_sio_get_u32(&s);
     st.task_id = pv_sio_get_u64(&s);
     st.seed = pv_sio_get_u64(&s);
@@ -728,8 +720,7 @@ static pv_err_t s_load(void *env, const uint8_t *buf, size_t len, pv_errmsg_t *e
         return pv_errf(em, PV_ERR_TRUNCATED, "webshop state: %zu bytes are too few", len);
     if (s.len != len)
         return pv_errf(em, PV_ERR_DATA, "webshop state: %zu bytes after the state", len - s.len);
-    pv_err_t rc = s_check(m, &st, em);
-    if (rc)
+    if ((rc = s_check(m, &st, em)))
         return rc;
     e->st = st;
     e->started = true;

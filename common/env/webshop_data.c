@@ -17,6 +17,7 @@ typedef struct s_ctx {
     pv_errmsg_t *em;
     pv_dict_t asins; /* asin -> product index */
     uint64_t seq;    /* human goals in load order */
+    bool human;
 } s_ctx_t;
 
 #define S_BAD(c, ...) pv_data_err((c)->em, (c)->file, (c)->line, __VA_ARGS__)
@@ -326,29 +327,13 @@ static pv_err_t s_product(s_ctx_t *c, json_t *line_obj, bool human)
     return human ? s_human_goals(c, prod, pi) : PV_OK;
 }
 
-static pv_err_t s_load_products(s_ctx_t *c, const char *path, bool human)
+static pv_err_t s_product_line(void *ctx, json_t *o, const char *file, size_t line, pv_errmsg_t *em)
 {
-    pv_lines_t lines;
-    pv_err_t rc = pv_lines_open(&lines, path, c->em);
-    if (rc)
-        return rc;
-    c->file = path;
-    const char *text;
-    while ((rc = pv_lines_next(&lines, &text, &c->line, c->em)) == PV_OK && text) {
-        c->m->fingerprint = pv_fnv1a64(c->m->fingerprint, text, strlen(text));
-        json_error_t je;
-        json_t *o = json_loads(text, 0, &je);
-        if (!o) {
-            rc = S_BAD(c, "column %d: %s", je.column, je.text);
-            break;
-        }
-        rc = json_is_object(o) ? s_product(c, o, human) : S_BAD(c, "not a JSON object");
-        json_decref(o);
-        if (rc)
-            break;
-    }
-    pv_lines_close(&lines);
-    return rc;
+    s_ctx_t *c = ctx;
+    (void)em;
+    c->file = file;
+    c->line = line;
+    return s_product(c, o, c->human);
 }
 
 /* items_ins_v2*.json: {asin: {attributes, instruction?, instruction_attributes?}}. */
@@ -489,8 +474,8 @@ pv_err_t ws_load_real(ws_model_t *m, const char *data_path, pv_errmsg_t *em)
         if (f)
             fclose(f);
     }
-    s_ctx_t c = {.m = m, .em = em};
-    rc = s_load_products(&c, products, human);
+    s_ctx_t c = {.m = m, .em = em, .human = human};
+    rc = pv_jsonl_each(products, s_product_line, &c, &m->fingerprint, em);
     if (!rc && !human)
         rc = s_load_goals(&c, goals);
     if (!rc && human)

@@ -11,24 +11,10 @@
 
 #define S_MAX_COMBOS 20000 /* goals per product; the real data has at most 558 */
 
-static void *s_grow(void **data, size_t *cap, size_t n, size_t elem)
-{
-    if (n >= *cap) {
-        size_t cap2 = *cap ? *cap * 2 : 64;
-        void *p = realloc(*data, cap2 * elem);
-        if (!p)
-            return NULL;
-        *data = p;
-        *cap = cap2;
-    }
-    char *rec = (char *)*data + n * elem;
-    memset(rec, 0, elem);
-    return rec;
-}
-
 ws_product_t *ws_new_product(ws_model_t *m)
 {
-    ws_product_t *p = s_grow((void **)&m->products, &m->cap_products, m->n_products, sizeof *p);
+    ws_product_t *p =
+        pv_grow_zeroed((void **)&m->products, &m->cap_products, m->n_products, sizeof *p);
     if (p)
         m->n_products++;
     return p;
@@ -36,7 +22,7 @@ ws_product_t *ws_new_product(ws_model_t *m)
 
 ws_option_t *ws_new_option(ws_model_t *m)
 {
-    ws_option_t *o = s_grow((void **)&m->options, &m->cap_options, m->n_options, sizeof *o);
+    ws_option_t *o = pv_grow_zeroed((void **)&m->options, &m->cap_options, m->n_options, sizeof *o);
     if (o)
         m->n_options++;
     return o;
@@ -44,7 +30,7 @@ ws_option_t *ws_new_option(ws_model_t *m)
 
 ws_goal_t *ws_new_goal(ws_model_t *m)
 {
-    ws_goal_t *g = s_grow((void **)&m->goals, &m->cap_goals, m->n_goals, sizeof *g);
+    ws_goal_t *g = pv_grow_zeroed((void **)&m->goals, &m->cap_goals, m->n_goals, sizeof *g);
     if (g)
         m->n_goals++;
     return g;

@@ -77,14 +77,7 @@ static const char *const s_adjectives[] = {
     "universal", "outdoor",     "indoor",      "womens",     "mens",         "pure",
 };
 
-static bool s_in(const char *w, const char *const *list, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(w, list[i]) == 0)
-            return true;
-    return false;
-}
-#define S_IN(w, list) s_in(w, list, sizeof list / sizeof list[0])
+#define S_IN(w, list) PV_TEXT_IN(w, strlen(w), list)
 
 /* Code point of the UTF-8 sequence at p; *len receives its byte count. */
 static unsigned s_utf8(const unsigned char *p, size_t *len)

@@ -7,8 +7,10 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/env/env.h"
 #include "common/rng.h"
@@ -158,6 +160,34 @@ static inline void et_check_mutations(pv_env_t *e, const pv_env_model_t *m, cons
     }
     free(copy);
     free(again);
+}
+
+/* Let the expert finish the episode (every action admissible); returns its step count. */
+static inline int et_expert_finish(pv_env_t *e, pv_step_result_t *r)
+{
+    int steps = 0;
+    while (!r->done) {
+        char act[4096];
+        assert_int_equal(pv_env_expert_action(e, act, sizeof act), PV_OK);
+        assert_int_equal(pv_env_step(e, act, r), PV_OK);
+        assert_true(r->admissible);
+        steps++;
+    }
+    return steps;
+}
+
+/* A fresh temporary directory into dir[0..cap) / remove it with its files. */
+static inline void et_tmpdir(char *dir, size_t cap, const char *tag)
+{
+    snprintf(dir, cap, "/tmp/pv_test_%s_XXXXXX", tag);
+    assert_non_null(mkdtemp(dir));
+}
+
+static inline void et_rmdir(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
 }
 
 /* Write `text` into dir/name (for malformed-file tests). */

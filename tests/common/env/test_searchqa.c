@@ -33,15 +33,12 @@ static char s_dir[256];
 
 static void s_tmpdir(void)
 {
-    snprintf(s_dir, sizeof s_dir, "/tmp/pv_test_searchqa_XXXXXX");
-    assert_non_null(mkdtemp(s_dir));
+    et_tmpdir(s_dir, sizeof s_dir, "searchqa");
 }
 
 static void s_rmdir(void)
 {
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", s_dir);
-    assert_int_equal(system(cmd), 0);
+    et_rmdir(s_dir);
 }
 
 #define CORPUS                                                                                     \

@@ -341,15 +341,12 @@ static char s_dir[256];
 
 static void s_tmpdir(void)
 {
-    snprintf(s_dir, sizeof s_dir, "/tmp/pv_test_webshop_XXXXXX");
-    assert_non_null(mkdtemp(s_dir));
+    et_tmpdir(s_dir, sizeof s_dir, "webshop");
 }
 
 static void s_rmdir(void)
 {
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", s_dir);
-    assert_int_equal(system(cmd), 0);
+    et_rmdir(s_dir);
 }
 
 #define P1                                                                                         \
@@ -490,11 +487,7 @@ static void test_human_goals_file(void **state)
     pv_step_result_t r;
     assert_int_equal(pv_env_reset(e, &task, &r), PV_OK);
     assert_int_equal(strncmp(pv_env_task_text(e), "shoes in size 7, and price lower than ", 38), 0);
-    while (!r.done) {
-        char act[256];
-        assert_int_equal(pv_env_expert_action(e, act, sizeof act), PV_OK);
-        assert_int_equal(pv_env_step(e, act, &r), PV_OK);
-    }
+    et_expert_finish(e, &r);
     assert_true(r.won);
     pv_env_destroy(&e);
     pv_env_model_destroy(&m);
@@ -522,11 +515,7 @@ static void test_real_catalogue(void **state)
             pv_task_t task = {.split = split, .task_id = t};
             pv_step_result_t r;
             assert_int_equal(pv_env_reset(e, &task, &r), PV_OK);
-            while (!r.done) {
-                char act[1024];
-                assert_int_equal(pv_env_expert_action(e, act, sizeof act), PV_OK);
-                assert_int_equal(pv_env_step(e, act, &r), PV_OK);
-            }
+            et_expert_finish(e, &r);
             episodes++;
             won += r.won;
         }
