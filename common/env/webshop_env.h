@@ -52,6 +52,35 @@ typedef struct ws_env {
     uint32_t ex_results[PV_WEBSHOP_RESULTS_MAX];
 } ws_env_t;
 
+static inline const ws_goal_t *ws_goal_of(const ws_env_t *e)
+{
+    return &e->m->goals[e->st.goal];
+}
+
+/* What a click argument means on the current page (webshop_page.c). */
+typedef enum ws_click {
+    WS_CLICK_NONE,
+    WS_CLICK_BACK,
+    WS_CLICK_PREV,
+    WS_CLICK_NEXT,
+    WS_CLICK_DESC,
+    WS_CLICK_FEAT,
+    WS_CLICK_REV,
+    WS_CLICK_BUY,
+    WS_CLICK_PRODUCT, /* a = product index */
+    WS_CLICK_OPTION,  /* a = option index in product, b = value index */
+} ws_click_t;
+
+/* Resolve a lower-cased click argument on the current page; a and b receive the product,
+ * or the option and value. */
+ws_click_t ws_resolve(const ws_env_t *e, const char *arg, uint32_t *a, uint32_t *b);
+
+/* Render the current page into e->obs (webshop.h "Pages and observations"). */
+void ws_render(ws_env_t *e);
+
+/* The admissible actions of the current page (env ops "admissible"). */
+pv_err_t ws_admissible(void *env, const char *const **actions, size_t *n);
+
 /* Run a search for `query` (already lower-cased) into results/n_results. */
 pv_err_t ws_search(ws_env_t *e, const char *query, uint32_t *results, uint32_t *n_results);
 
