@@ -9,10 +9,12 @@
  * prepared statement, so instances on different threads search at the same time without a
  * lock of ours; one reader must not be used by two threads at once.
  *
- * Ranking: FTS5's built-in bm25() (k1 = 1.2, b = 0.75, fixed by SQLite) with the
- * "porter unicode61 remove_diacritics 2" tokenizer; ties go to the lower rowid. Pyserini
- * (WebShop's and Search-R1's Lucene BM25) uses k1 = 0.9, b = 0.4, stop-word removal and
- * Lucene's analyser, so the order of close hits differs from theirs.
+ * Ranking: FTS5's built-in bm25() (k1 = 1.2, b = 0.75, fixed by SQLite; idf =
+ * log((N - n + 0.5) / (n + 0.5)), floored just above 0) with the "porter unicode61
+ * remove_diacritics 2" tokenizer; ties go to the lower rowid. Queries OR their words minus
+ * Lucene's English stop words (pv_text_fts_query), as Pyserini's default analyser does for
+ * WebShop's and Search-R1's BM25; Pyserini's k1 = 0.9, b = 0.4 and Lucene's idf differ, so
+ * the order of close hits differs from theirs.
  *
  * Allocation: SQLite allocates internally while it runs a query (FTS5 parses the query and
  * builds cursors), so a search is not allocation-free; everything of ours is prepared at

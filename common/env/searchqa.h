@@ -24,8 +24,10 @@
  * too), at most PV_SEARCHQA_MAX_ACTIONS, queries first:
  *   queries  the question; the names in the question (runs of capitalised words and quoted
  *            phrases); the titles of the passages retrieved so far; names found in them;
- *   answers  the titles of the retrieved passages, names, years and numbers found in their
- *            text, and yes / no when the question starts with an auxiliary verb.
+ *   answers  yes / no when the question starts with an auxiliary verb, the titles of the
+ *            retrieved passages, and names ("Bath, Maine" pairs and the parts of "A and B"
+ *            included), numbers and dates ("2 March 1972", "March 26, 1986", "22 November")
+ *            found in their text, most recent passage first.
  * Candidates are recomputed from the state (question + retrieved passages), never stored.
  *
  * Retrieval: SQLite FTS5 BM25 over each passage's full "contents" (title line and text),

@@ -176,6 +176,35 @@ static inline int et_expert_finish(pv_env_t *e, pv_step_result_t *r)
     return steps;
 }
 
+/* Allocation counter for the "steps allocate nothing" checks: the test executables are
+ * linked with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc (not in sanitizer builds, where
+ * PV_COUNT_ALLOC is not defined and the check is skipped). Only calls from code linked
+ * statically (ours) are counted. */
+#ifdef PV_COUNT_ALLOC
+static size_t et_allocs;
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t m);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t m);
+void *__wrap_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n)
+{
+    et_allocs++;
+    return __real_malloc(n);
+}
+void *__wrap_calloc(size_t n, size_t m)
+{
+    et_allocs++;
+    return __real_calloc(n, m);
+}
+void *__wrap_realloc(void *p, size_t n)
+{
+    et_allocs++;
+    return __real_realloc(p, n);
+}
+#endif
+
 /* A fresh temporary directory into dir[0..cap) / remove it with its files. */
 static inline void et_tmpdir(char *dir, size_t cap, const char *tag)
 {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <pthread.h>
 
 #include "common/env/fts.h"
 
@@ -115,11 +116,63 @@ static void test_two_readers_two_indexes(void **state)
     pv_fts_destroy(&b); /* NULL-safe */
 }
 
+/* The threading rule of fts.h: one reader per thread on a shared index, no lock of ours. */
+typedef struct s_job {
+    pv_fts_t *fts;
+    int64_t first[8];
+    uint32_t n_first;
+    int mismatches;
+} s_job_t;
+
+static void *s_worker(void *arg)
+{
+    s_job_t *job = arg;
+    pv_fts_reader_t *r = NULL;
+    if (pv_fts_reader_new(job->fts, &r) != PV_OK) {
+        job->mismatches = -1;
+        return NULL;
+    }
+    static const char *const queries[] = {"red shoes", "green tea", "arch running", "wine"};
+    for (int i = 0; i < 2000; i++) {
+        int64_t ids[8];
+        uint32_t n;
+        if (pv_fts_search(r, queries[i % 4], 8, ids, &n) != PV_OK)
+            job->mismatches++;
+        if (i % 4 == 0 && (n != job->n_first || memcmp(ids, job->first, n * sizeof ids[0])))
+            job->mismatches++;
+    }
+    pv_fts_reader_destroy(&r);
+    return NULL;
+}
+
+static void test_concurrent_readers(void **state)
+{
+    (void)state;
+    pv_fts_t *f = s_index();
+    pv_fts_reader_t *r = NULL;
+    assert_int_equal(pv_fts_reader_new(f, &r), PV_OK);
+    s_job_t jobs[4] = {{0}};
+    for (int i = 0; i < 4; i++) {
+        jobs[i].fts = f;
+        assert_int_equal(pv_fts_search(r, "red shoes", 8, jobs[i].first, &jobs[i].n_first), PV_OK);
+    }
+    pv_fts_reader_destroy(&r);
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, s_worker, &jobs[i]), 0);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        assert_int_equal(jobs[i].mismatches, 0);
+    }
+    pv_fts_destroy(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bm25_ranking),
         cmocka_unit_test(test_two_readers_two_indexes),
+        cmocka_unit_test(test_concurrent_readers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

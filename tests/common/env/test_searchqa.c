@@ -333,6 +333,40 @@ static void test_load_rejects_bad_states(void **state)
     pv_env_model_destroy(&m);
 }
 
+/* Answers, invalid actions, candidate lists, save and load allocate nothing. */
+static void test_steps_allocate_nothing(void **state)
+{
+    (void)state;
+#ifndef PV_COUNT_ALLOC
+    skip();
+#else
+    pv_env_model_t *m = s_model(NULL, 0, 0);
+    pv_env_t *e = NULL;
+    assert_int_equal(pv_env_new(m, &e), PV_OK);
+    pv_task_t task = {.split = 0, .task_id = 3};    assert_true(et_allocs > 0); /* the counter works: building the model allocated */
+
+    pv_step_result_t r;
+    assert_int_equal(pv_env_reset(e, &task, &r), PV_OK);
+    assert_int_equal(pv_env_step(e, "search[company founded]", &r), PV_OK);
+    uint8_t buf[8192];
+    size_t len;
+    assert_int_equal(pv_env_save(e, buf, sizeof buf, &len), PV_OK);
+    size_t before = et_allocs;
+    pv_errmsg_t em;
+    for (int round = 0; round < 50; round++) {
+        assert_int_equal(pv_env_load(e, buf, len, &em), PV_OK);
+        const char *const *acts;
+        size_t na;
+        assert_int_equal(pv_env_admissible(e, &acts, &na), PV_OK);
+        assert_int_equal(pv_env_step(e, round % 2 ? "what?" : acts[na - 1], &r), PV_OK);
+        assert_int_equal(pv_env_admissible(e, &acts, &na), PV_OK);
+    }
+    assert_int_equal(et_allocs, before);
+    pv_env_destroy(&e);
+    pv_env_model_destroy(&m);
+#endif
+}
+
 static void test_real_hotpotqa(void **state)
 {
     (void)state;
@@ -376,9 +410,13 @@ static void test_real_hotpotqa(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_protocol_on_small_corpus), cmocka_unit_test(test_malformed_files),
-        cmocka_unit_test(test_generated_corpus),         cmocka_unit_test(test_save_restore),
-        cmocka_unit_test(test_load_rejects_bad_states),  cmocka_unit_test(test_real_hotpotqa),
+        cmocka_unit_test(test_protocol_on_small_corpus),
+        cmocka_unit_test(test_malformed_files),
+        cmocka_unit_test(test_generated_corpus),
+        cmocka_unit_test(test_save_restore),
+        cmocka_unit_test(test_load_rejects_bad_states),
+        cmocka_unit_test(test_steps_allocate_nothing),
+        cmocka_unit_test(test_real_hotpotqa),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -335,6 +335,49 @@ static void test_load_rejects_bad_states(void **state)
     pv_env_model_destroy(&other);
 }
 
+/* Clicks, invalid actions, admissible lists, save and load allocate nothing. */
+static void test_steps_allocate_nothing(void **state)
+{
+    (void)state;
+#ifndef PV_COUNT_ALLOC
+    skip();
+#else
+    pv_env_model_t *m = s_model(NULL, 4);
+    assert_true(et_allocs > 0); /* the counter works: building the model allocated */
+    pv_env_t *e = NULL;
+    assert_int_equal(pv_env_new(m, &e), PV_OK);
+    pv_task_t task = {.split = 0, .task_id = 7};
+    pv_step_result_t r;
+    assert_int_equal(pv_env_reset(e, &task, &r), PV_OK);
+    assert_int_equal(pv_env_step(e, "search[shampoo speaker hoodie]", &r), PV_OK);
+    uint8_t buf[4096];
+    size_t len;
+    assert_int_equal(pv_env_save(e, buf, sizeof buf, &len), PV_OK);
+    size_t before = et_allocs;
+    pv_errmsg_t em;
+    for (int round = 0; round < 20; round++) {
+        assert_int_equal(pv_env_load(e, buf, len, &em), PV_OK);
+        for (int k = 0; k < 6; k++) {
+            const char *const *acts;
+            size_t na;
+            assert_int_equal(pv_env_admissible(e, &acts, &na), PV_OK);
+            char act[256];
+            snprintf(act, sizeof act, "%s", acts[(size_t)(round + k) % na]);
+            if (strncmp(act, "search[", 7) == 0 || strcmp(act, "click[back to search]") == 0)
+                snprintf(act, sizeof act, "click[features]");
+            assert_int_equal(pv_env_step(e, act, &r), PV_OK);
+            if (r.done)
+                break;
+        }
+        size_t len2;
+        assert_int_equal(pv_env_save(e, buf + 2048, 2048, &len2), PV_OK);
+    }
+    assert_int_equal(et_allocs, before);
+    pv_env_destroy(&e);
+    pv_env_model_destroy(&m);
+#endif
+}
+
 /* ---- data files ---------------------------------------------------------------------------- */
 
 static char s_dir[256];
@@ -560,6 +603,7 @@ int main(void)
         cmocka_unit_test(test_expert_recovers),
         cmocka_unit_test(test_save_restore_round_trips),
         cmocka_unit_test(test_load_rejects_bad_states),
+        cmocka_unit_test(test_steps_allocate_nothing),
         cmocka_unit_test(test_small_catalogue),
         cmocka_unit_test(test_malformed_files),
         cmocka_unit_test(test_human_goals_file),
