@@ -94,6 +94,10 @@ static pv_err_t s_options(s_ctx_t *c, json_t *o, ws_product_t *p)
         pv_err_t rc = s_text_list(c, vals, name, 1024, &first, &n);
         if (rc || (rc = ws_str(c->m, lower, &name_off)))
             return rc;
+        for (uint32_t i = 0; i < n; i++) { /* load_products lower-cases values; clicks are */
+            char *v = c->m->str.data + c->m->refs.data[first + i];
+            pv_text_lower(v, strlen(v) + 1, v);
+        }
         if (n == 0)
             continue;
         ws_option_t *opt = ws_new_option(c->m);
