@@ -343,8 +343,8 @@ static void test_steps_allocate_nothing(void **state)
     pv_env_model_t *m = s_model(NULL, 0, 0);
     pv_env_t *e = NULL;
     assert_int_equal(pv_env_new(m, &e), PV_OK);
-    pv_task_t task = {.split = 0, .task_id = 3};    assert_true(et_allocs > 0); /* the counter works: building the model allocated */
-
+    assert_true(et_allocs > 0); /* the counter works: building the model allocated */
+    pv_task_t task = {.split = 0, .task_id = 3};
     pv_step_result_t r;
     assert_int_equal(pv_env_reset(e, &task, &r), PV_OK);
     assert_int_equal(pv_env_step(e, "search[company founded]", &r), PV_OK);
