@@ -19,7 +19,8 @@
  *   4. the objects are converted into the C structs with a type check, a range or length
  *      check and the schema's rules per field; unknown and duplicate keys, missing
  *      required keys, wrong magic, unknown versions and unknown types are errors.
- * Strings are copied into the caller's arena (NUL-terminated, valid UTF-8 without NUL);
+ * Strings are copied into the caller's arena (NUL-terminated, valid UTF-8 without NUL; never
+ * NULL, an absent optional str decodes as "");
  * bin fields point into the input buffer (zero copy), so a decoded message is valid while
  * both the arena (until pv_arena_reset) and the input bytes live.
  *

@@ -237,10 +237,15 @@ static pv_err_t s_struct(s_dec_t *d, const pv_wire_struct_t *sd, const msgpack_o
         if (err)
             return err;
     }
-    for (uint32_t i = 0; i < sd->n_fields; i++)
-        if (!(seen & (1ull << i)) && !sd->fields[i].optional)
-            return pv_wire_fail(&d->path, d->em, PV_ERR_PARSE, "missing key \"%s\"",
-                                sd->fields[i].name);
+    for (uint32_t i = 0; i < sd->n_fields; i++) {
+        const pv_wire_field_t *f = &sd->fields[i];
+        if (seen & (1ull << i))
+            continue;
+        if (!f->optional)
+            return pv_wire_fail(&d->path, d->em, PV_ERR_PARSE, "missing key \"%s\"", f->name);
+        if (f->kind == PV_WIRE_K_STR) /* absent str: "", never NULL */
+            *(const char **)((char *)dst + f->off) = "";
+    }
     return pv_wire_check_rules(sd, dst, &d->path, d->em);
 }
 
