@@ -14,33 +14,20 @@
 #include "common/wire/wire_desc.h"
 #include "wire_fill.h"
 
-typedef struct fx {
-    pv_arena_t *arena, *arena2;
-    pv_wire_dec_t *dec;
-    pv_wire_buf_t buf, buf2;
-} fx_t;
+typedef wire_fx_t fx_t;
 
 static int s_setup(void **state)
 {
     fx_t *fx = calloc(1, sizeof *fx);
-    assert_int_equal(pv_arena_new(0, 0, &fx->arena), PV_OK);
-    assert_int_equal(pv_arena_new(0, 0, &fx->arena2), PV_OK);
-    assert_int_equal(pv_wire_dec_new(NULL, &fx->dec), PV_OK);
-    pv_wire_buf_init(&fx->buf, 0);
-    pv_wire_buf_init(&fx->buf2, 0);
+    assert_true(wire_fx_init(fx));
     *state = fx;
     return 0;
 }
 
 static int s_teardown(void **state)
 {
-    fx_t *fx = *state;
-    pv_arena_destroy(&fx->arena);
-    pv_arena_destroy(&fx->arena2);
-    pv_wire_dec_destroy(&fx->dec);
-    pv_wire_buf_free(&fx->buf);
-    pv_wire_buf_free(&fx->buf2);
-    free(fx);
+    wire_fx_fini(*state);
+    free(*state);
     return 0;
 }
 

@@ -16,8 +16,7 @@
 #include "wire_fill.h"
 
 typedef struct fx {
-    pv_arena_t *arena, *arena2;
-    pv_wire_dec_t *dec;
+    wire_fx_t w;
     pv_wire_buf_t good; /* a valid HEARTBEAT, decoded between hostile inputs */
     msgpack_sbuffer sb;
     msgpack_packer pk;
@@ -26,9 +25,7 @@ typedef struct fx {
 static int s_setup(void **state)
 {
     fx_t *fx = calloc(1, sizeof *fx);
-    assert_int_equal(pv_arena_new(0, 0, &fx->arena), PV_OK);
-    assert_int_equal(pv_arena_new(0, 0, &fx->arena2), PV_OK);
-    assert_int_equal(pv_wire_dec_new(NULL, &fx->dec), PV_OK);
+    assert_true(wire_fx_init(&fx->w));
     pv_wire_buf_init(&fx->good, 0);
     pv_wire_msg_t m = {.type = PV_MSG_HEARTBEAT};
     m.heartbeat = (pv_wire_heartbeat_t){.credits = 7, .in_flight = 3};
@@ -42,9 +39,7 @@ static int s_setup(void **state)
 static int s_teardown(void **state)
 {
     fx_t *fx = *state;
-    pv_arena_destroy(&fx->arena);
-    pv_arena_destroy(&fx->arena2);
-    pv_wire_dec_destroy(&fx->dec);
+    wire_fx_fini(&fx->w);
     pv_wire_buf_free(&fx->good);
     msgpack_sbuffer_destroy(&fx->sb);
     free(fx);
@@ -58,14 +53,14 @@ static pv_err_t s_decode(fx_t *fx, const void *p, size_t len)
     pv_wire_msg_t m;
     memset(&m, 0x5a, sizeof m);
     pv_errmsg_t em;
-    pv_err_t err = pv_wire_decode(fx->dec, p, len, fx->arena, &m, &em);
+    pv_err_t err = pv_wire_decode(fx->w.dec, p, len, fx->w.arena, &m, &em);
     if (err)
         assert_int_equal(m.type, PV_MSG_NONE);
     pv_wire_msg_t ok;
-    assert_int_equal(pv_wire_decode(fx->dec, fx->good.data, fx->good.len, fx->arena, &ok, NULL),
+    assert_int_equal(pv_wire_decode(fx->w.dec, fx->good.data, fx->good.len, fx->w.arena, &ok, NULL),
                      PV_OK);
     assert_int_equal(ok.heartbeat.credits, 7);
-    pv_arena_reset(fx->arena);
+    pv_arena_reset(fx->w.arena);
     return err;
 }
 
@@ -81,16 +76,25 @@ static void s_key(fx_t *fx, const char *k)
     msgpack_pack_str_with_body(&fx->pk, k, strlen(k));
 }
 
+static void s_uint_pair(fx_t *fx, const char *k, uint64_t v)
+{
+    s_key(fx, k);
+    msgpack_pack_uint64(&fx->pk, v);
+}
+
+/* A map header of n_keys, then "pv", "ver" and "type" with the given values. */
+static void s_head(fx_t *fx, uint32_t n_keys, uint64_t magic, uint64_t ver, uint64_t type)
+{
+    msgpack_pack_map(&fx->pk, n_keys);
+    s_uint_pair(fx, "pv", magic);
+    s_uint_pair(fx, "ver", ver);
+    s_uint_pair(fx, "type", type);
+}
+
 /* Envelope up to the body's map header: {"pv":magic,"ver":1,"type":type,"body":{n keys. */
 static void s_envelope(fx_t *fx, uint64_t type, uint32_t n_body)
 {
-    msgpack_pack_map(&fx->pk, 4);
-    s_key(fx, "pv");
-    msgpack_pack_uint32(&fx->pk, PV_WIRE_MAGIC);
-    s_key(fx, "ver");
-    msgpack_pack_uint32(&fx->pk, PV_WIRE_VERSION);
-    s_key(fx, "type");
-    msgpack_pack_uint64(&fx->pk, type);
+    s_head(fx, 4, PV_WIRE_MAGIC, PV_WIRE_VERSION, type);
     s_key(fx, "body");
     msgpack_pack_map(&fx->pk, n_body);
 }
@@ -111,7 +115,7 @@ static void test_every_prefix_is_truncated(void **state)
     pv_wire_buf_init(&buf, 0);
     for (size_t t = 0; t < n_types; t++) {
         pv_wire_msg_t m;
-        assert_true(wire_fill_msg(&m, types[t].type, &rng, fx->arena2, 2, 12));
+        assert_true(wire_fill_msg(&m, types[t].type, &rng, fx->w.arena2, 2, 12));
         assert_int_equal(pv_wire_encode(&m, NULL, &buf, NULL), PV_OK);
         for (size_t n = 0; n < buf.len; n++) {
             uint8_t *copy = malloc(n ? n : 1); /* exact size: ASan sees any over-read */
@@ -121,7 +125,7 @@ static void test_every_prefix_is_truncated(void **state)
             if (err != PV_ERR_TRUNCATED)
                 fail_msg("%s prefix %zu/%zu gave %s", types[t].name, n, buf.len, pv_errname(err));
         }
-        pv_arena_reset(fx->arena2);
+        pv_arena_reset(fx->w.arena2);
     }
     pv_wire_buf_free(&buf);
 }
@@ -225,7 +229,7 @@ static void test_wrong_type_in_every_field(void **state)
     for (int round = 0; round < 6; round++) {
         for (size_t t = 0; t < n_types; t++) {
             pv_wire_msg_t m;
-            assert_true(wire_fill_msg(&m, types[t].type, &rng, fx->arena2, 2, 8));
+            assert_true(wire_fill_msg(&m, types[t].type, &rng, fx->w.arena2, 2, 8));
             assert_int_equal(pv_wire_encode(&m, NULL, &buf, NULL), PV_OK);
             msgpack_object root;
             size_t off = 0;
@@ -239,7 +243,7 @@ static void test_wrong_type_in_every_field(void **state)
             assert_non_null(body);
             s_walk(&w, types[t].body, body);
             msgpack_zone_clear(&zone);
-            pv_arena_reset(fx->arena2);
+            pv_arena_reset(fx->w.arena2);
         }
     }
     for (size_t s = 0; s < n_structs; s++)
@@ -304,7 +308,7 @@ static void test_huge_counts(void **state)
     for (int i = 0; i < 1200; i++)
         s_key(fx, "x");
     pv_wire_msg_t m;
-    assert_int_equal(pv_wire_decode(small, fx->sb.data, fx->sb.size, fx->arena, &m, NULL),
+    assert_int_equal(pv_wire_decode(small, fx->sb.data, fx->sb.size, fx->w.arena, &m, NULL),
                      PV_ERR_LIMIT);
     /* the default decoder gets past the scan and stops at the missing keys */
     assert_int_equal(s_decode_sb(fx), PV_ERR_PARSE);
@@ -336,86 +340,57 @@ static void test_nesting_beyond_limit(void **state)
 static void test_bad_envelopes(void **state)
 {
     fx_t *fx = *state;
-    /* wrong magic, missing magic */
-    msgpack_pack_map(&fx->pk, 4);
-    s_key(fx, "pv");
-    msgpack_pack_uint32(&fx->pk, PV_WIRE_MAGIC ^ 1);
-    s_key(fx, "ver");
-    msgpack_pack_uint32(&fx->pk, 1);
-    s_key(fx, "type");
-    msgpack_pack_uint32(&fx->pk, PV_MSG_HEARTBEAT);
+    s_head(fx, 4, PV_WIRE_MAGIC ^ 1, PV_WIRE_VERSION, PV_MSG_HEARTBEAT); /* wrong magic */
     s_key(fx, "body");
     msgpack_pack_map(&fx->pk, 0);
     assert_int_equal(s_decode_sb(fx), PV_ERR_PARSE);
-    msgpack_pack_map(&fx->pk, 1);
-    s_key(fx, "ver");
-    msgpack_pack_uint32(&fx->pk, 1);
+    msgpack_pack_map(&fx->pk, 1); /* no magic */
+    s_uint_pair(fx, "ver", 1);
     assert_int_equal(s_decode_sb(fx), PV_ERR_PARSE);
     /* another version, with a body this version could not read: VERSION, not a body error */
-    msgpack_pack_map(&fx->pk, 4);
-    s_key(fx, "pv");
-    msgpack_pack_uint32(&fx->pk, PV_WIRE_MAGIC);
-    s_key(fx, "ver");
-    msgpack_pack_uint32(&fx->pk, PV_WIRE_VERSION + 1);
-    s_key(fx, "type");
-    msgpack_pack_uint32(&fx->pk, PV_MSG_HEARTBEAT);
+    s_head(fx, 4, PV_WIRE_MAGIC, PV_WIRE_VERSION + 1, PV_MSG_HEARTBEAT);
     s_key(fx, "body");
     s_key(fx, "a v2 body");
     assert_int_equal(s_decode_sb(fx), PV_ERR_VERSION);
-    /* unknown type ids: a gap, zero, huge */
+    /* unknown type ids: a gap, zero, large, huge */
     const uint64_t bad_types[] = {6, 0, 99, 1ull << 40};
     for (size_t i = 0; i < 4; i++) {
         s_envelope(fx, bad_types[i], 0);
         assert_int_equal(s_decode_sb(fx), PV_ERR_UNKNOWN_TYPE);
     }
-    /* body of the wrong type, envelope not a map, extra key, duplicate key, missing body */
-    msgpack_pack_map(&fx->pk, 4);
-    s_key(fx, "pv");
-    msgpack_pack_uint32(&fx->pk, PV_WIRE_MAGIC);
-    s_key(fx, "ver");
-    msgpack_pack_uint32(&fx->pk, 1);
-    s_key(fx, "type");
-    msgpack_pack_uint32(&fx->pk, PV_MSG_HEARTBEAT);
+    s_head(fx, 4, PV_WIRE_MAGIC, PV_WIRE_VERSION, PV_MSG_HEARTBEAT); /* body not a map */
     s_key(fx, "body");
     msgpack_pack_array(&fx->pk, 0);
     assert_int_equal(s_decode_sb(fx), PV_ERR_TYPE);
-    msgpack_pack_array(&fx->pk, 0);
+    msgpack_pack_array(&fx->pk, 0); /* envelope not a map */
     assert_int_equal(s_decode_sb(fx), PV_ERR_TYPE);
+    s_head(fx, 5, PV_WIRE_MAGIC, PV_WIRE_VERSION, PV_MSG_STATS_REQUEST); /* a fifth key */
+    s_key(fx, "body");
+    msgpack_pack_map(&fx->pk, 0);
+    s_uint_pair(fx, "extra", 1);
+    assert_int_equal(s_decode_sb(fx), PV_ERR_PARSE);
     s_envelope(fx, PV_MSG_STATS_REQUEST, 0);
-    s_key(fx, "extra"); /* a fifth pair after a map header of 4: trailing bytes */
+    s_key(fx, "extra"); /* a pair after a map header of 4: trailing bytes */
     assert_int_equal(s_decode_sb(fx), PV_ERR_PARSE);
-    msgpack_pack_map(&fx->pk, 3);
-    s_key(fx, "pv");
-    msgpack_pack_uint32(&fx->pk, PV_WIRE_MAGIC);
-    s_key(fx, "pv");
-    msgpack_pack_uint32(&fx->pk, PV_WIRE_MAGIC);
-    s_key(fx, "ver");
-    msgpack_pack_uint32(&fx->pk, 1);
+    msgpack_pack_map(&fx->pk, 3); /* duplicate key */
+    s_uint_pair(fx, "pv", PV_WIRE_MAGIC);
+    s_uint_pair(fx, "pv", PV_WIRE_MAGIC);
+    s_uint_pair(fx, "ver", 1);
     assert_int_equal(s_decode_sb(fx), PV_ERR_PARSE);
-    msgpack_pack_map(&fx->pk, 3);
-    s_key(fx, "pv");
-    msgpack_pack_uint32(&fx->pk, PV_WIRE_MAGIC);
-    s_key(fx, "ver");
-    msgpack_pack_uint32(&fx->pk, 1);
-    s_key(fx, "type");
-    msgpack_pack_uint32(&fx->pk, PV_MSG_HEARTBEAT);
+    s_head(fx, 3, PV_WIRE_MAGIC, PV_WIRE_VERSION, PV_MSG_HEARTBEAT); /* no body */
     assert_int_equal(s_decode_sb(fx), PV_ERR_PARSE);
     /* keys in another order are fine */
     msgpack_pack_map(&fx->pk, 4);
     s_key(fx, "body");
     msgpack_pack_map(&fx->pk, 2);
-    s_key(fx, "in_flight");
-    msgpack_pack_uint32(&fx->pk, 2);
-    s_key(fx, "credits");
-    msgpack_pack_uint32(&fx->pk, 9);
-    s_key(fx, "type");
-    msgpack_pack_uint32(&fx->pk, PV_MSG_HEARTBEAT);
-    s_key(fx, "ver");
-    msgpack_pack_uint32(&fx->pk, 1);
-    s_key(fx, "pv");
-    msgpack_pack_uint32(&fx->pk, PV_WIRE_MAGIC);
+    s_uint_pair(fx, "in_flight", 2);
+    s_uint_pair(fx, "credits", 9);
+    s_uint_pair(fx, "type", PV_MSG_HEARTBEAT);
+    s_uint_pair(fx, "ver", 1);
+    s_uint_pair(fx, "pv", PV_WIRE_MAGIC);
     pv_wire_msg_t m;
-    assert_int_equal(pv_wire_decode(fx->dec, fx->sb.data, fx->sb.size, fx->arena, &m, NULL), PV_OK);
+    assert_int_equal(pv_wire_decode(fx->w.dec, fx->sb.data, fx->sb.size, fx->w.arena, &m, NULL),
+                     PV_OK);
     assert_int_equal(m.heartbeat.credits, 9);
     assert_int_equal(m.heartbeat.in_flight, 2);
     msgpack_sbuffer_clear(&fx->sb);
@@ -425,41 +400,35 @@ static void test_bad_keys(void **state)
 {
     fx_t *fx = *state;
     s_envelope(fx, PV_MSG_HEARTBEAT, 3);
-    s_key(fx, "credits");
-    msgpack_pack_uint32(&fx->pk, 1);
-    s_key(fx, "in_flight");
-    msgpack_pack_uint32(&fx->pk, 1);
-    s_key(fx, "bogus");
-    msgpack_pack_uint32(&fx->pk, 1);
+    s_uint_pair(fx, "credits", 1);
+    s_uint_pair(fx, "in_flight", 1);
+    s_uint_pair(fx, "bogus", 1);
     assert_int_equal(s_decode_sb(fx), PV_ERR_PARSE); /* unknown key */
     s_envelope(fx, PV_MSG_HEARTBEAT, 2);
-    s_key(fx, "credits");
-    msgpack_pack_uint32(&fx->pk, 1);
-    s_key(fx, "credits");
-    msgpack_pack_uint32(&fx->pk, 1);
+    s_uint_pair(fx, "credits", 1);
+    s_uint_pair(fx, "credits", 1);
     assert_int_equal(s_decode_sb(fx), PV_ERR_PARSE); /* duplicate key */
     s_envelope(fx, PV_MSG_HEARTBEAT, 1);
-    s_key(fx, "credits");
-    msgpack_pack_uint32(&fx->pk, 1);
+    s_uint_pair(fx, "credits", 1);
     assert_int_equal(s_decode_sb(fx), PV_ERR_PARSE); /* missing required key */
     s_envelope(fx, PV_MSG_HEARTBEAT, 2);
     msgpack_pack_uint32(&fx->pk, 1);
     msgpack_pack_uint32(&fx->pk, 1);
-    s_key(fx, "in_flight");
-    msgpack_pack_uint32(&fx->pk, 1);
+    s_uint_pair(fx, "in_flight", 1);
     assert_int_equal(s_decode_sb(fx), PV_ERR_TYPE); /* a key that is not a str */
     /* optional keys may be absent */
     pv_wire_msg_t m;
     s_envelope(fx, PV_MSG_STATS_REQUEST, 0);
-    assert_int_equal(pv_wire_decode(fx->dec, fx->sb.data, fx->sb.size, fx->arena, &m, NULL), PV_OK);
+    assert_int_equal(pv_wire_decode(fx->w.dec, fx->sb.data, fx->sb.size, fx->w.arena, &m, NULL),
+                     PV_OK);
     assert_string_equal(m.stats_request.format, "");
     msgpack_sbuffer_clear(&fx->sb);
     s_envelope(fx, PV_MSG_ACK, 2);
-    s_key(fx, "job_id");
-    msgpack_pack_uint64(&fx->pk, 77);
+    s_uint_pair(fx, "job_id", 77);
     s_key(fx, "ok");
     msgpack_pack_true(&fx->pk);
-    assert_int_equal(pv_wire_decode(fx->dec, fx->sb.data, fx->sb.size, fx->arena, &m, NULL), PV_OK);
+    assert_int_equal(pv_wire_decode(fx->w.dec, fx->sb.data, fx->sb.size, fx->w.arena, &m, NULL),
+                     PV_OK);
     assert_true(m.ack.job_id == 77 && m.ack.ok && m.ack.reply.len == 0);
     assert_string_equal(m.ack.error, "");
     msgpack_sbuffer_clear(&fx->sb);
@@ -483,7 +452,7 @@ static pv_err_t s_verify_result_with(fx_t *fx, const char *key, const char *raw,
             msgpack_pack_uint32(&fx->pk, 1);
     }
     pv_errmsg_t em = {{0}};
-    pv_err_t err = pv_wire_decode(fx->dec, fx->sb.data, fx->sb.size, fx->arena, out, &em);
+    pv_err_t err = pv_wire_decode(fx->w.dec, fx->sb.data, fx->sb.size, fx->w.arena, out, &em);
     if (getenv("PV_TEST_VERBOSE"))
         print_message("%s: %s\n", key, em.text);
     msgpack_sbuffer_clear(&fx->sb);
@@ -546,7 +515,7 @@ static void test_bad_values(void **state)
     }
     assert_int_equal(s_decode(fx, "", 0), PV_ERR_TRUNCATED);
     pv_wire_msg_t m;
-    assert_int_equal(pv_wire_decode(fx->dec, NULL, 0, fx->arena, &m, NULL), PV_ERR_TRUNCATED);
+    assert_int_equal(pv_wire_decode(fx->w.dec, NULL, 0, fx->w.arena, &m, NULL), PV_ERR_TRUNCATED);
 }
 
 static void test_random_and_mutated_bytes(void **state)
@@ -571,20 +540,20 @@ static void test_random_and_mutated_bytes(void **state)
     int ok = 0, errors = 0;
     for (int i = 0; i < 20000; i++) {
         pv_wire_msg_t m;
-        assert_true(wire_fill_msg(&m, types[i % n_types].type, &rng, fx->arena2, 2, 10));
+        assert_true(wire_fill_msg(&m, types[i % n_types].type, &rng, fx->w.arena2, 2, 10));
         assert_int_equal(pv_wire_encode(&m, NULL, &buf, NULL), PV_OK);
         int flips = 1 + (int)pv_rng_bounded(&rng, 4);
         for (int k = 0; k < flips; k++)
             buf.data[pv_rng_bounded(&rng, (uint32_t)buf.len)] = (uint8_t)pv_rng_u32(&rng);
-        pv_err_t err = pv_wire_decode(fx->dec, buf.data, buf.len, fx->arena, &m, NULL);
+        pv_err_t err = pv_wire_decode(fx->w.dec, buf.data, buf.len, fx->w.arena, &m, NULL);
         if (err == PV_OK) {
             assert_int_equal(pv_wire_encode(&m, NULL, &again, NULL), PV_OK);
             ok++;
         } else {
             errors++;
         }
-        pv_arena_reset(fx->arena);
-        pv_arena_reset(fx->arena2);
+        pv_arena_reset(fx->w.arena);
+        pv_arena_reset(fx->w.arena2);
     }
     assert_true(errors > 1000 && ok > 100); /* both paths were exercised */
     pv_wire_buf_free(&buf);

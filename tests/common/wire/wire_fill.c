@@ -292,3 +292,21 @@ bool wire_msg_equal(const pv_wire_msg_t *a, const pv_wire_msg_t *b, char *why, s
     const pv_wire_msgdesc_t *md = pv_wire_message(a->type);
     return md && wire_equal(md->body, pv_wire_body_const(a), pv_wire_body_const(b), why, cap);
 }
+
+bool wire_fx_init(wire_fx_t *fx)
+{
+    memset(fx, 0, sizeof *fx);
+    pv_wire_buf_init(&fx->buf, 0);
+    pv_wire_buf_init(&fx->buf2, 0);
+    return pv_arena_new(0, 0, &fx->arena) == PV_OK && pv_arena_new(0, 0, &fx->arena2) == PV_OK &&
+           pv_wire_dec_new(NULL, &fx->dec) == PV_OK;
+}
+
+void wire_fx_fini(wire_fx_t *fx)
+{
+    pv_arena_destroy(&fx->arena);
+    pv_arena_destroy(&fx->arena2);
+    pv_wire_dec_destroy(&fx->dec);
+    pv_wire_buf_free(&fx->buf);
+    pv_wire_buf_free(&fx->buf2);
+}

@@ -26,4 +26,15 @@ bool wire_equal(const pv_wire_struct_t *sd, const void *a, const void *b, char *
 /* The same for two messages (type and body). */
 bool wire_msg_equal(const pv_wire_msg_t *a, const pv_wire_msg_t *b, char *why, size_t cap);
 
+/* What most wire tests need: two arenas, a decoder with default limits, two buffers. */
+typedef struct wire_fx {
+    pv_arena_t *arena, *arena2;
+    pv_wire_dec_t *dec;
+    pv_wire_buf_t buf, buf2;
+} wire_fx_t;
+
+/* Create / free the pieces of `fx`. wire_fx_init returns false when out of memory. */
+bool wire_fx_init(wire_fx_t *fx);
+void wire_fx_fini(wire_fx_t *fx);
+
 #endif
