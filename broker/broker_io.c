@@ -130,6 +130,7 @@ static void s_perform(pv_broker_io_t *self, const pv_broker_action_t *a)
         m.type = PV_MSG_REPLY;
         m.reply.job_id = a->job_id;
         m.reply.ok = a->ok;
+        m.reply.error = a->error;
         if (a->with_payload)
             m.reply.payload = (pv_wire_bin_t){.ptr = a->payload.data, .len = a->payload.len};
         break;

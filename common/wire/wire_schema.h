@@ -32,7 +32,7 @@
 
 /* Envelope constants: {"pv": PV_WIRE_MAGIC, "ver": PV_WIRE_VERSION, "type": id, "body": {}} */
 #define PV_WIRE_MAGIC   0x50565731u /* "PVW1" */
-#define PV_WIRE_VERSION 1u
+#define PV_WIRE_VERSION 2u
 
 /* ---- shared pieces ------------------------------------------------------------------- */
 
@@ -192,7 +192,9 @@
 #define PV_WIRE_FIELDS_reply(X, T)                                                                 \
     X(T, U64, _, job_id, 0, REQ, NONE, "job_id of the submit")                                     \
     X(T, BOOL, _, ok, 0, REQ, NONE, "the job succeeded")                                           \
-    X(T, BIN, _, payload, 0, REQ, NONE, "the worker's reply payload")
+    X(T, BIN, _, payload, 0, REQ, NONE, "the worker's reply payload")                              \
+    X(T, STR, _, error, 4096, OPT, NONE,                                                           \
+      "why not ok: the worker's error text, or the broker's reason (\"max_attempts\")")
 
 #define PV_WIRE_FIELDS_disconnect(X, T)                                                            \
     X(T, STR, _, reason, 256, REQ, NONE, "why the sender is leaving or dropping the peer")
@@ -218,7 +220,18 @@
     X(T, F32, _, lease_p50_ms, 0, REQ, NONE, "median lease-to-ack latency (ms)")                   \
     X(T, F32, _, lease_p99_ms, 0, REQ, NONE, "99th percentile lease-to-ack latency (ms)")          \
     X(T, F32, _, rate_in, 0, REQ, NONE, "jobs accepted per second (recent)")                       \
-    X(T, F32, _, rate_out, 0, REQ, NONE, "jobs acknowledged per second (recent)")
+    X(T, F32, _, rate_out, 0, REQ, NONE, "jobs acknowledged per second (recent)")                  \
+    X(T, U32, _, inflight_msgs, 0, REQ, NONE, "jobs leased and not yet acked")                     \
+    X(T, U64, _, inflight_bytes, 0, REQ, NONE, "payload bytes leased and not yet acked")           \
+    X(T, U32, _, capacity, 0, REQ, NONE, "sum of the live workers' credits")                       \
+    X(T, U64, _, acked_failed, 0, REQ, AT_MOST("acked"), "acks that reported the job failed")      \
+    X(T, U64, _, duplicates, 0, REQ, NONE, "submits of a job id already queued, leased or done")   \
+    X(T, U64, _, dropped, 0, REQ, NONE, "jobs given up after max_attempts (producer told)")        \
+    X(T, F32, _, rate_delivered, 0, REQ, NONE, "leases per second (recent)")                       \
+    X(T, U64, _, lease_count, 0, REQ, NONE, "acks timed since start")                              \
+    X(T, U64, _, lease_sum_us, 0, REQ, NONE, "their summed lease-to-ack time (us)")                \
+    X(T, ARR_OBJ, error_count, reasons, 64, REQ, NONE,                                             \
+      "refusals and drops by reason: \"rejected.queue_full\", \"dropped.max_attempts\", ...")
 
 #define PV_WIRE_FIELDS_worker_stats(X, T)                                                          \
     X(T, STR, _, worker_id, 128, REQ, NONE, "worker name")                                         \
@@ -226,18 +239,32 @@
     X(T, U32, _, last_heartbeat_ms, 0, REQ, NONE, "time since its last heartbeat (ms ago)")        \
     X(T, U32, _, in_flight, 0, REQ, NONE, "jobs it holds")                                         \
     X(T, U64, _, completed, 0, REQ, NONE, "jobs it acknowledged")                                  \
-    X(T, U32, _, capacity, 0, REQ, NONE, "its credits")
+    X(T, U32, _, capacity, 0, REQ, NONE, "its credits")                                            \
+    X(T, STR, _, routing_id, 128, REQ, NONE, "its ZeroMQ routing id in hex")                       \
+    X(T, STR, _, role, 64, REQ, NONE, "role it registered with")                                   \
+    X(T, STR, _, host, 256, REQ, NONE, "host name it registered with")                             \
+    X(T, U32, _, pid, 0, REQ, NONE, "process id it registered with")                               \
+    X(T, U64, _, registered_ms, 0, REQ, NONE, "time since it registered (ms)")
 
 #define PV_WIRE_FIELDS_error_count(X, T)                                                           \
     X(T, STR, _, name, 64, REQ, NONE,                                                              \
-      "error class: \"malformed\", \"unknown_type\", \"version\", ... (pv_errname() names)")       \
+      "counter name: an error class (\"bad_message\", \"not_registered\"), a reason "              \
+      "(\"rejected.queue_full\") or a traffic counter (\"bytes_in\"); broker/broker_stats.h")      \
     X(T, U64, _, count, 0, REQ, NONE, "occurrences since start")
 
 #define PV_WIRE_FIELDS_stats_reply(X, T)                                                           \
     X(T, U64, _, uptime_ms, 0, REQ, NONE, "time since the broker started (ms)")                    \
     X(T, ARR_OBJ, service_stats, services, 1024, REQ, NONE, "one entry per service")               \
     X(T, ARR_OBJ, worker_stats, workers, 65536, REQ, NONE, "one entry per live worker")            \
-    X(T, ARR_OBJ, error_count, errors, 1024, REQ, NONE, "counted errors")
+    X(T, ARR_OBJ, error_count, errors, 1024, REQ, NONE, "counted errors")                          \
+    X(T, U32, _, peers, 0, REQ, NONE, "connected peers (workers and clients)")                     \
+    X(T, U32, _, clients, 0, REQ, NONE, "connected peers that are not workers")                    \
+    X(T, U64, _, weights_version, 0, REQ, NONE,                                                    \
+      "newest complete policy version held by the relay (0 = none)")                               \
+    X(T, U64, _, weights_bytes, 0, REQ, NONE, "size of that WEIGHTS message")                      \
+    X(T, U32, _, weights_waiting, 0, REQ, NONE, "subscribers waiting for a newer version")         \
+    X(T, ARR_OBJ, error_count, io, 16, REQ, NONE,                                                  \
+      "traffic counters: msgs_in, bytes_in, msgs_out, bytes_out")
 
 #define PV_WIRE_FIELDS_weights_request(X, T)                                                       \
     X(T, U64, _, have_version, 0, REQ, NONE, "newest version the subscriber has (0 = none)")
@@ -266,9 +293,9 @@
     X(reply, "A worker's reply routed back to the producer (broker -> producer).")                 \
     X(disconnect, "The sender is leaving, or drops the peer.")                                     \
     X(stats_request, "Ask the broker for its statistics.")                                         \
+    X(error_count, "One named counter (an error class, a reason, traffic).")                       \
     X(service_stats, "Counters of one service queue.")                                             \
     X(worker_stats, "State of one worker.")                                                        \
-    X(error_count, "One counted error class.")                                                     \
     X(stats_reply, "The broker's statistics (broker -> prover-stats).")                            \
     X(weights_request, "Ask the relay for weights newer than have_version (subscriber -> "         \
                        "broker).")

@@ -4,6 +4,7 @@
 #define PV_TEST_CORE_FIXTURE_H
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "broker/broker_core.h"

@@ -213,6 +213,8 @@ static void test_stats_and_metrics_match_traffic(void **state)
         assert_int_equal(pv_producer_recv(p, 3000, &c), PV_OK);
         ok += c.ok;
         failed += !c.ok;
+        if (!c.ok)
+            assert_string_equal(c.error, "boom"); /* the worker's words reach the producer */
     }
     assert_int_equal(ok, 20);
     assert_int_equal(failed, 3);
@@ -228,8 +230,12 @@ static void test_stats_and_metrics_match_traffic(void **state)
     assert_int_equal(v->counter[PV_SVC_enqueued], 20);
     assert_int_equal(v->counter[PV_SVC_delivered], 20);
     assert_int_equal(v->counter[PV_SVC_acked], 20);
+    assert_int_equal(v->counter[PV_SVC_duplicates], 5);
+    assert_int_equal(v->counter[PV_SVC_acked_failed], 0);
     assert_int_equal(j->counter[PV_SVC_enqueued], 3);
     assert_int_equal(j->counter[PV_SVC_acked], 3);
+    assert_int_equal(j->counter[PV_SVC_acked_failed], 3);
+    assert_int_equal(v->queued_msgs + v->inflight_msgs, 0);
     for (uint32_t i = 0; i < st.n_workers; i++)
         assert_int_equal(st.workers[i].completed, st.workers[i].service[0] == 'v' ? 20 : 3);
     json_t *doc = s_prom(b.metrics_port);

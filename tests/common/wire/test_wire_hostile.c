@@ -386,7 +386,7 @@ static void test_bad_envelopes(void **state)
     s_uint_pair(fx, "in_flight", 2);
     s_uint_pair(fx, "credits", 9);
     s_uint_pair(fx, "type", PV_MSG_HEARTBEAT);
-    s_uint_pair(fx, "ver", 1);
+    s_uint_pair(fx, "ver", PV_WIRE_VERSION);
     s_uint_pair(fx, "pv", PV_WIRE_MAGIC);
     pv_wire_msg_t m;
     assert_int_equal(pv_wire_decode(fx->w.dec, fx->sb.data, fx->sb.size, fx->w.arena, &m, NULL),
