@@ -115,6 +115,21 @@ static inline void fx_register(fx_t *f, const char *peer, const char *service, u
     fx_drain(f);
 }
 
+/* Register with every detail a worker can give. */
+static inline void fx_register_as(fx_t *f, const char *peer, const char *service, uint32_t cap,
+                                  const char *role, const char *host, int64_t pid, const char *name)
+{
+    pv_routing_id_t id = fx_id(peer);
+    pv_broker_register_t reg = {.service = service,
+                                .capacity = cap,
+                                .role = role,
+                                .host = host,
+                                .pid = pid,
+                                .worker_id = name};
+    pv_broker_on_register(f->core, f->now, &id, &reg);
+    fx_drain(f);
+}
+
 /* Submit job `job` with `len` payload bytes; the hold token is `job` % FX_HOLDS. */
 static inline void fx_submit(fx_t *f, const char *peer, const char *service, uint64_t job,
                              size_t len, bool want_reply)

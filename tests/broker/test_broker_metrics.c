@@ -29,15 +29,7 @@ static fx_t *s_traffic(void)
     fx_config(&cfg);
     cfg.max_queue_msgs = 6;
     fx_t *f = fx_new(&cfg);
-    pv_routing_id_t id = fx_id("w");
-    pv_broker_register_t reg = {.service = "verify",
-                                .capacity = 3,
-                                .role = "verifier",
-                                .host = "h1",
-                                .pid = 77,
-                                .worker_id = S_WEIRD};
-    pv_broker_on_register(f->core, f->now, &id, &reg);
-    fx_drain(f);
+    fx_register_as(f, "w", "verify", 3, "verifier", "h1", 77, S_WEIRD);
     fx_register(f, "p", "", 0);
     for (uint64_t j = 1; j <= 5; j++)
         fx_submit(f, "p", "verify", j, 100, false);

@@ -26,15 +26,7 @@ static void test_round_trip(void **state)
     cfg.lease_ms = 40;
     cfg.max_attempts = 1;
     fx_t *f = fx_new(&cfg);
-    pv_routing_id_t id = fx_id("w-1");
-    pv_broker_register_t reg = {.service = "verify",
-                                .capacity = 2,
-                                .role = "verifier",
-                                .host = "node7",
-                                .pid = 4242,
-                                .worker_id = "verifier-1"};
-    pv_broker_on_register(f->core, f->now, &id, &reg);
-    fx_drain(f);
+    fx_register_as(f, "w-1", "verify", 2, "verifier", "node7", 4242, "verifier-1");
     fx_register(f, "p", "", 0);
     for (uint64_t j = 1; j <= 7; j++) /* 5 held, 2 refused */
         fx_submit(f, "p", "verify", j, 100 + j, true);
