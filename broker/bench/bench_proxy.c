@@ -11,7 +11,8 @@
 #include "broker/bench/bench_int.h"
 
 typedef struct proxy_ctx {
-    void *zctx;
+    void *zctx;       /* the proxy's own context (own I/O thread), as the broker has its process */
+    void *client_ctx; /* client and echo worker share one, as in the broker runs */
     char front[128], back[128];
     volatile int ready;
 } proxy_ctx_t;
@@ -40,7 +41,7 @@ static void *s_proxy(void *arg)
 static void *s_echo(void *arg)
 {
     proxy_ctx_t *p = arg;
-    void *s = zmq_socket(p->zctx, ZMQ_DEALER);
+    void *s = zmq_socket(p->client_ctx, ZMQ_DEALER);
     int zero = 0;
     zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
     zmq_connect(s, p->back);
@@ -63,13 +64,13 @@ static void *s_echo(void *arg)
 
 int bench_proxy(bench_run_t *r)
 {
-    proxy_ctx_t p = {.zctx = zmq_ctx_new()};
+    proxy_ctx_t p = {.zctx = zmq_ctx_new(), .client_ctx = zmq_ctx_new()};
     pthread_t tp, tw;
     pthread_create(&tp, NULL, s_proxy, &p);
     while (!__atomic_load_n(&p.ready, __ATOMIC_ACQUIRE))
         usleep(1000);
     pthread_create(&tw, NULL, s_echo, &p);
-    void *c = zmq_socket(p.zctx, ZMQ_DEALER);
+    void *c = zmq_socket(p.client_ctx, ZMQ_DEALER);
     int zero = 0;
     zmq_setsockopt(c, ZMQ_LINGER, &zero, sizeof zero);
     zmq_connect(c, p.front);
@@ -94,9 +95,11 @@ int bench_proxy(bench_run_t *r)
     }
     free(payload);
     zmq_close(c);
-    zmq_ctx_shutdown(p.zctx); /* unblocks the proxy and the echo worker */
-    pthread_join(tp, NULL);
+    zmq_ctx_shutdown(p.client_ctx); /* unblocks the echo worker */
     pthread_join(tw, NULL);
+    zmq_ctx_shutdown(p.zctx); /* and the proxy */
+    pthread_join(tp, NULL);
+    zmq_ctx_term(p.client_ctx);
     zmq_ctx_term(p.zctx);
     return 0;
 }
