@@ -238,6 +238,31 @@ static void test_stats_and_metrics_match_traffic(void **state)
     assert_int_equal(v->queued_msgs + v->inflight_msgs, 0);
     for (uint32_t i = 0; i < st.n_workers; i++)
         assert_int_equal(st.workers[i].completed, st.workers[i].service[0] == 'v' ? 20 : 3);
+    /* prover-stats --json reports the same numbers */
+    char bin[512], cmd[1024];
+    pv_test_bin("prover-stats", bin, sizeof bin);
+    snprintf(cmd, sizeof cmd, "%s --endpoint %s --json", bin, b.endpoint);
+    FILE *tool = popen(cmd, "r");
+    json_error_t je;
+    json_t *js = json_loadf(tool, 0, &je);
+    assert_int_equal(pclose(tool), 0);
+    assert_non_null(js);
+    json_t *jv = json_array_get(json_object_get(js, "services"), 1);
+    assert_string_equal(json_string_value(json_object_get(jv, "name")), "verify");
+    json_t *jc = json_object_get(jv, "counters");
+    assert_int_equal(json_integer_value(json_object_get(jc, "enqueued")), 20);
+    assert_int_equal(json_integer_value(json_object_get(jc, "duplicates")), 5);
+    assert_int_equal(json_array_size(json_object_get(js, "workers")), 2);
+    json_decref(js);
+    snprintf(cmd, sizeof cmd, "%s --endpoint tcp://127.0.0.1:%u --timeout 200 2>&1", bin,
+             nf_free_port());
+    tool = popen(cmd, "r");
+    char line[256] = {0};
+    assert_non_null(fgets(line, sizeof line, tool));
+    int status = pclose(tool);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+    assert_non_null(strstr(line, "no answer"));
+
     json_t *doc = s_prom(b.metrics_port);
     if (doc) {
         const char *svc[2] = {"verify", "judge"};
