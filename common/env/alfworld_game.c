@@ -144,11 +144,47 @@ static pv_err_t s_commands(pv_alf_gr_t *gr)
         goto out;
     }
     pv_alf_view_t view = {.g = g, .fd = g->init_bits, .neg = zero};
+    /* a template reads few parameters ("go to {r}" not lstart): render each distinct reading
+     * once; memo keys are (schema, parameters read) */
+    uint32_t *read = pv_arena_calloc(gr->tmp, gr->dom->n_schemas + 1u, sizeof *read);
+    uint32_t mcap = hcap;
+    uint32_t *memo = calloc(mcap, sizeof *memo); /* op + 1 whose rendering is reused */
+    if (!read || !memo) {
+        free(memo);
+        rc = PV_ERR_NOMEM;
+        goto out;
+    }
+    for (uint16_t s = 0; s < gr->dom->n_schemas; s++) {
+        int32_t gi = pv_alf_gr_gaction(gr->gram, gr->dom->schemas[s].name);
+        if (gi >= 0)
+            read[s] =
+                pv_alf_syms_vars(gr->gram->actions[gi].tmpl, gr->gram->actions[gi].n_tmpl,
+                                 gr->dom->schemas[s].scope.var_name, gr->dom->schemas[s].n_params);
+    }
     uint32_t n_str = 0;
     for (uint32_t o = 0; o < g->n_ops; o++) {
-        const pv_alf_gaction_t *ga =
-            &gr->gram
-                 ->actions[pv_alf_gr_gaction(gr->gram, gr->dom->schemas[g->ops[o].schema].name)];
+        const pv_alf_op_t *op = &g->ops[o];
+        uint32_t rd = read[op->schema];
+        uint64_t key = pv_alf_hash(&op->schema, sizeof op->schema, PV_ALF_HASH_SEED);
+        for (uint8_t p = 0; p < op->n_params; p++)
+            if ((rd >> p) & 1u)
+                key = pv_alf_hash(&g->op_params[op->params + p], 4, key);
+        uint32_t mh = (uint32_t)(key ^ (key >> 32)) & (mcap - 1);
+        for (; memo[mh]; mh = (mh + 1) & (mcap - 1)) {
+            const pv_alf_op_t *q = &g->ops[memo[mh] - 1];
+            bool same = q->schema == op->schema;
+            for (uint8_t p = 0; p < op->n_params && same; p++)
+                same = !((rd >> p) & 1u) ||
+                       g->op_params[q->params + p] == g->op_params[op->params + p];
+            if (same)
+                break;
+        }
+        if (memo[mh]) {
+            op_intern[o] = op_intern[memo[mh] - 1];
+            continue;
+        }
+        memo[mh] = o + 1;
+        const pv_alf_gaction_t *ga = &gr->gram->actions[g->schema_gact[op->schema]];
         pv_alf_ctx_t ctx;
         pv_alf_op_ctx(g, o, &ctx);
         pv_alf_out_t out = {.buf = buf, .cap = 4096};
@@ -168,6 +204,7 @@ static pv_err_t s_commands(pv_alf_gr_t *gr)
         }
         op_intern[o] = h[hh] - 1;
     }
+    free(memo);
     qsort(str, n_str, sizeof *str, s_cmp_cref);
     for (uint32_t r = 0; r < n_str; r++)
         rank[str[r].first] = r;
@@ -291,7 +328,9 @@ static pv_err_t s_goal(pv_alf_gr_t *gr)
         for (uint16_t i = 0; i < cl->n_ex; i++) {
             uint16_t v = cl->ex[i];
             local[v] = c->n_vars;
-            int32_t t = pv_alf_game_type(g, p->goal_scope.var_type[v]);
+            int32_t t = p->goal_scope.var_tid[v] >= 0
+                            ? p->goal_scope.var_tid[v]
+                            : pv_alf_game_type(g, p->goal_scope.var_type[v]);
             c->var_types[c->n_vars++] = t >= 0 ? (uint64_t)1 << t : 0;
             dead |= t < 0;
         }
@@ -503,6 +542,12 @@ pv_err_t pv_alf_game_finish(pv_alf_gr_t *gr)
     for (uint32_t o = 0; o < g->n_ops; o++)
         if (g->ops[o].watch < 0)
             g->free_ops[g->n_free++] = o;
+    g->schema_gact =
+        pv_arena_alloc(gr->arena, (gr->dom->n_schemas + 1u) * sizeof *g->schema_gact, 0);
+    if (!g->schema_gact)
+        return PV_ERR_NOMEM;
+    for (uint16_t s = 0; s < gr->dom->n_schemas; s++)
+        g->schema_gact[s] = pv_alf_gr_gaction(gr->gram, gr->dom->schemas[s].name);
     if ((rc = s_commands(gr)) != PV_OK || (rc = s_goal(gr)) != PV_OK)
         return rc;
     g->task_text = gr->gram->task;
@@ -515,11 +560,5 @@ pv_err_t pv_alf_game_finish(pv_alf_gr_t *gr)
         memcpy(t + n, ".", 2);
         g->task_text = t;
     }
-    g->schema_gact =
-        pv_arena_alloc(gr->arena, (gr->dom->n_schemas + 1u) * sizeof *g->schema_gact, 0);
-    if (!g->schema_gact)
-        return PV_ERR_NOMEM;
-    for (uint16_t s = 0; s < gr->dom->n_schemas; s++)
-        g->schema_gact[s] = pv_alf_gr_gaction(gr->gram, gr->dom->schemas[s].name);
     return PV_OK;
 }

@@ -64,9 +64,12 @@ typedef struct pv_alf_gr {
     uint32_t ncap;
     uint32_t *nslot; /* entity + 1, hashed by id */
     pv_alf_atoms_t at;
-    uint32_t n_init;           /* atoms [0, n_init) are the initial facts */
-    uint32_t *ip_off, *ip;     /* initial atoms by predicate (CSR) */
-    uint32_t *ty_off, *ty_ent; /* entities by type, subtypes included (CSR) */
+    uint32_t n_init;            /* atoms [0, n_init) are the initial facts */
+    uint32_t *ip_off, *ip;      /* initial atoms by predicate (CSR) */
+    uint32_t *ty_off, *ty_ent;  /* entities by type, subtypes included (CSR) */
+    uint32_t *ie_off, *ie;      /* initial atoms by object (CSR) */
+    uint32_t *cand;             /* candidate values, one row of n_ent per binding depth */
+    uint32_t *stamp, stamp_now; /* de-duplication marks per object */
     pv_alf_vec_t ops, lits, effs, params;
     pv_alf_vec_t cur_pre, cur_eff, cur_cond; /* the operator being built */
 } pv_alf_gr_t;

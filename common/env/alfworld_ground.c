@@ -40,16 +40,27 @@ void *pv_alf_vec_push(pv_alf_vec_t *v)
     return (char *)v->v + v->sz * v->n++;
 }
 
+/* Multiply-xorshift over the words of (pred, args); atoms are hashed often while grounding. */
 uint32_t pv_alf_akey(int32_t pred, uint8_t n, const uint32_t *args)
 {
-    uint64_t h = pv_alf_hash(&pred, sizeof pred, PV_ALF_HASH_SEED);
-    h = pv_alf_hash(args, n * sizeof *args, h);
-    return (uint32_t)(h ^ (h >> 32));
+    uint64_t h = (uint64_t)(uint32_t)pred * 0x9e3779b97f4a7c15ull + n;
+    for (uint8_t i = 0; i < n; i++) {
+        h ^= args[i] + 0x632be59bd9b4e019ull;
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 29;
+    }
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return (uint32_t)(h >> 32);
 }
 
 bool pv_alf_aeq(const pv_alf_atom_t *a, int32_t pred, uint8_t n, const uint32_t *args)
 {
-    return a->pred == pred && a->n == n && memcmp(a->args, args, n * sizeof *args) == 0;
+    if (a->pred != pred || a->n != n)
+        return false;
+    for (uint8_t i = 0; i < n; i++)
+        if (a->args[i] != args[i])
+            return false;
+    return true;
 }
 
 int32_t pv_alf_atoms_find(const pv_alf_atoms_t *t, int32_t pred, uint8_t n, const uint32_t *args)
@@ -146,14 +157,18 @@ int32_t pv_alf_game_type(const pv_alf_game_t *g, const char *name)
     return -1;
 }
 
+/* Game type of a scope variable (domain numbering, else by name). */
+static int32_t s_var_type(const pv_alf_gr_t *gr, const pv_alf_scope_t *sc, uint16_t v)
+{
+    return sc->var_tid[v] >= 0 ? sc->var_tid[v] : pv_alf_game_type(gr->g, sc->var_type[v]);
+}
+
 static pv_err_t s_types(pv_alf_gr_t *gr)
 {
     pv_alf_game_t *g = gr->g;
     const pv_alf_domain_t *d = gr->dom;
-    g->type_name[g->n_types++] = "object";
-    for (uint16_t i = 0; i < d->n_types; i++)
-        if (strcmp(d->type_name[i], "object") != 0 && pv_alf_game_type(g, d->type_name[i]) < 0)
-            g->type_name[g->n_types++] = d->type_name[i];
+    for (uint16_t i = 0; i < d->n_tt; i++) /* the domain's numbering first */
+        g->type_name[g->n_types++] = d->tt_name[i];
     for (uint32_t e = 0; e < gr->prob->n_ent; e++) {
         const char *t = gr->prob->ent_type[e];
         if (pv_alf_game_type(g, t) < 0) {
@@ -398,7 +413,7 @@ static pv_err_t s_expand(pv_alf_gr_t *gr, const pv_alf_scope_t *sc, const pv_alf
         return rc == PV_OK ? s_dnf_and(gr, acc, &d) : rc;
     }
     uint16_t v = f->vars[k];
-    int32_t t = pv_alf_game_type(gr->g, sc->var_type[v]);
+    int32_t t = s_var_type(gr, sc, v);
     if (t < 0)
         return PV_OK; /* no objects: the conjunction over them is empty */
     for (uint32_t i = gr->ty_off[t]; i < gr->ty_off[t + 1]; i++) {
@@ -576,7 +591,7 @@ static pv_err_t s_effects(pv_alf_gr_t *gr, const pv_alf_scope_t *sc, const pv_al
         int32_t t[PV_ALF_MAX_VARS];
         uint32_t pos[PV_ALF_MAX_VARS] = {0};
         for (uint16_t i = 0; i < n; i++) {
-            t[i] = pv_alf_game_type(gr->g, sc->var_type[e->vars[i]]);
+            t[i] = s_var_type(gr, sc, e->vars[i]);
             if (t[i] < 0 || gr->ty_off[t[i]] == gr->ty_off[t[i] + 1])
                 return PV_OK;
             pos[i] = gr->ty_off[t[i]];
@@ -799,20 +814,33 @@ static pv_err_t s_bind_rec(pv_alf_gr_t *gr, s_bind_t *b, uint16_t d)
     const pv_alf_scope_t *sc = &b->s->scope;
     uint32_t cand_n = 0;
     const uint32_t *cand = NULL;
-    uint32_t *buf = NULL;
     int32_t gl = b->gen[d];
-    int32_t t = pv_alf_game_type(gr->g, sc->var_type[v]);
+    int32_t t = s_var_type(gr, sc, v);
     if (t < 0)
         return PV_OK;
     uint64_t tbit = (uint64_t)1 << t;
     if (gl >= 0) { /* values from the initial facts of a static literal */
         const pv_alf_glit2_t *l = &b->cl->l[gl];
-        uint32_t n = gr->ip_off[l->pred + 1] - gr->ip_off[l->pred];
-        buf = malloc((n + 1) * sizeof *buf);
-        if (!buf)
-            return PV_ERR_NOMEM;
-        for (uint32_t k = gr->ip_off[l->pred]; k < gr->ip_off[l->pred + 1]; k++) {
-            const pv_alf_atom_t *a = &gr->at.v[gr->ip[k]];
+        /* scan the initial atoms of a bound argument's object, else of the predicate */
+        const uint32_t *scan = gr->ip + gr->ip_off[l->pred];
+        uint32_t sn = gr->ip_off[l->pred + 1] - gr->ip_off[l->pred];
+        for (uint8_t i = 0; i < l->n; i++) {
+            const pv_alf_arg_t *x = &l->a[i];
+            uint32_t e = x->kind == PV_ARG_ENT ? x->idx
+                         : x->idx != v         ? (uint32_t)b->sub[x->idx]
+                                               : PV_ALF_ENT_UNKNOWN;
+            if (e != PV_ALF_ENT_UNKNOWN) {
+                scan = gr->ie + gr->ie_off[e];
+                sn = gr->ie_off[e + 1] - gr->ie_off[e];
+                break;
+            }
+        }
+        uint32_t *buf = gr->cand + (size_t)d * gr->g->n_ent;
+        uint32_t mark = ++gr->stamp_now;
+        for (uint32_t k = 0; k < sn; k++) {
+            const pv_alf_atom_t *a = &gr->at.v[scan[k]];
+            if (a->pred != l->pred)
+                continue;
             uint32_t val = UINT32_MAX;
             bool ok = true;
             for (uint8_t i = 0; i < l->n && ok; i++) {
@@ -824,8 +852,11 @@ static pv_err_t s_bind_rec(pv_alf_gr_t *gr, s_bind_t *b, uint16_t d)
                 else
                     ok = a->args[i] == (uint32_t)b->sub[x->idx];
             }
-            if (ok && val != UINT32_MAX && (gr->g->ent_types[val] & tbit))
+            if (ok && val != UINT32_MAX && (gr->g->ent_types[val] & tbit) &&
+                gr->stamp[val] != mark) {
+                gr->stamp[val] = mark;
                 buf[cand_n++] = val;
+            }
         }
         cand = buf;
     } else {
@@ -834,13 +865,6 @@ static pv_err_t s_bind_rec(pv_alf_gr_t *gr, s_bind_t *b, uint16_t d)
     }
     pv_err_t rc = PV_OK;
     for (uint32_t k = 0; k < cand_n && rc == PV_OK; k++) {
-        if (gl >= 0 && k > 0) { /* skip repeated values */
-            bool seen = false;
-            for (uint32_t j = 0; j < k && !seen; j++)
-                seen = cand[j] == cand[k];
-            if (seen)
-                continue;
-        }
         b->sub[v] = (int32_t)cand[k];
         bool ok = true;
         for (uint16_t c = b->chk_off[d + 1]; c < b->chk_off[d + 2] && ok; c++) {
@@ -853,7 +877,6 @@ static pv_err_t s_bind_rec(pv_alf_gr_t *gr, s_bind_t *b, uint16_t d)
             rc = s_bind_rec(gr, b, (uint16_t)(d + 1));
     }
     b->sub[v] = -1;
-    free(buf);
     return rc;
 }
 
@@ -914,7 +937,7 @@ static pv_err_t s_ground_clause(pv_alf_gr_t *gr, uint16_t schema, const pv_alf_g
                     gen = i, size = n;
             }
             if (gen < 0) {
-                int32_t t = pv_alf_game_type(gr->g, s->scope.var_type[v]);
+                int32_t t = s_var_type(gr, &s->scope, v);
                 size = t < 0 ? 0 : (gr->ty_off[t + 1] - gr->ty_off[t]) + (1u << 20);
             }
             if (size < best_size || best < 0)
@@ -972,7 +995,7 @@ pv_err_t pv_alf_ground(pv_arena_t *arena, const pv_alf_domain_t *dom, const pv_a
     gr.lits.sz = gr.cur_pre.sz = gr.cur_cond.sz = sizeof(pv_alf_lit_t);
     gr.effs.sz = gr.cur_eff.sz = sizeof(pv_alf_eff_t);
     gr.params.sz = sizeof(uint32_t);
-    pv_err_t rc = pv_arena_new(256 * 1024, 0, &gr.tmp);
+    pv_err_t rc = pv_arena_new(64 * 1024, 0, &gr.tmp);
     if (rc != PV_OK)
         return rc;
     pv_alf_game_t *g = pv_arena_calloc(arena, 1, sizeof *g);
@@ -1034,6 +1057,25 @@ pv_err_t pv_alf_ground(pv_arena_t *arena, const pv_alf_domain_t *dom, const pv_a
             gr.ip[gr.ip_off[p] + fill[p]++] = i;
         }
     }
+    /* initial atoms by object, candidate buffers, visit stamps */
+    gr.ie_off = pv_arena_calloc(gr.tmp, g->n_ent + 2u, sizeof *gr.ie_off);
+    gr.ie = pv_arena_alloc(gr.tmp, (gr.n_init * PV_ALF_MAX_ARITY + 1) * sizeof *gr.ie, 0);
+    gr.cand = pv_arena_alloc(gr.tmp, ((size_t)PV_ALF_MAX_VARS * g->n_ent + 1) * sizeof *gr.cand, 0);
+    gr.stamp = pv_arena_calloc(gr.tmp, g->n_ent + 1u, sizeof *gr.stamp);
+    if (!gr.ie_off || !gr.ie || !gr.cand || !gr.stamp) {
+        rc = PV_ERR_NOMEM;
+        goto out;
+    }
+    for (uint32_t i = 0; i < gr.n_init; i++)
+        for (uint8_t k = 0; k < gr.at.v[i].n; k++)
+            if (k == 0 || gr.at.v[i].args[k] != gr.at.v[i].args[0])
+                gr.ie_off[gr.at.v[i].args[k] + 2]++;
+    for (uint32_t e = 0; e < g->n_ent; e++)
+        gr.ie_off[e + 2] += gr.ie_off[e + 1];
+    for (uint32_t i = 0; i < gr.n_init; i++)
+        for (uint8_t k = 0; k < gr.at.v[i].n; k++)
+            if (k == 0 || gr.at.v[i].args[k] != gr.at.v[i].args[0])
+                gr.ie[gr.ie_off[gr.at.v[i].args[k] + 1]++] = i;
     /* operators, schema by schema, disjunct by disjunct */
     for (uint16_t s = 0; s < dom->n_schemas; s++) {
         if (pv_alf_gr_gaction(gram, dom->schemas[s].name) < 0)

@@ -103,6 +103,7 @@ typedef struct pv_alf_scope {
     uint16_t n_vars;
     const char *var_name[PV_ALF_MAX_VARS]; /* without '?' */
     const char *var_type[PV_ALF_MAX_VARS];
+    int16_t var_tid[PV_ALF_MAX_VARS]; /* pv_alf_domain_type(var_type), -1 = not a domain type */
     uint16_t n_consts, cap_consts;
     const char **const_name;
 } pv_alf_scope_t;
@@ -121,6 +122,8 @@ typedef struct pv_alf_domain {
     uint16_t n_types;
     const char *type_name[PV_ALF_MAX_TYPES];
     const char *type_parent[PV_ALF_MAX_TYPES]; /* NULL = "object" (PDDL's root) */
+    uint16_t n_tt; /* canonical type list: "object", then each declared type once */
+    const char *tt_name[PV_ALF_MAX_TYPES];
     uint16_t n_preds;
     const char **pred_name;
     uint8_t *pred_arity;
@@ -172,6 +175,10 @@ pv_err_t pv_alf_problem_set_goal(pv_arena_t *arena, const pv_alf_domain_t *dom, 
 
 int32_t pv_alf_domain_pred(const pv_alf_domain_t *dom, const char *name); /* -1 when absent */
 
+/* Index of a type in the domain's canonical list (0 = "object"); every game built on the domain
+ * numbers its types the same way, problem-only types after them. -1 when not declared. */
+int32_t pv_alf_domain_type(const pv_alf_domain_t *dom, const char *name);
+
 /* ---------------------------------------------------------------- grammar (twl2) */
 
 typedef struct pv_alf_query pv_alf_query_t;
@@ -222,6 +229,7 @@ struct pv_alf_query {
     uint8_t n_ph;
     const char *ph_name[PV_ALF_MAX_BIND];
     const char *ph_type[PV_ALF_MAX_BIND];
+    int16_t ph_tid[PV_ALF_MAX_BIND]; /* pv_alf_domain_type(ph_type) */
 };
 
 typedef struct pv_alf_grammar {
@@ -438,6 +446,11 @@ char *pv_alf_strdup(pv_arena_t *a, const char *s);
 
 /* Append to an output buffer. */
 void pv_alf_out_put(pv_alf_out_t *out, const char *s, size_t n);
+
+/* Bit i set when names[i] (i < 32) is a placeholder the symbols read: an expression variable
+ * or a query placeholder (which a context binding of that name would constrain). */
+uint32_t pv_alf_syms_vars(const pv_alf_sym_t *syms, uint16_t n, const char *const *names,
+                          uint32_t n_names);
 
 /* Evaluate a grammar expression; `lookup(u, var, attr)` gives an attribute of a bound
  * placeholder or NULL. The first alternative of an `or` whose text is non-empty wins. */

@@ -22,6 +22,20 @@ static bool s_is(const pv_alf_sx_t *x, const char *atom)
     return x && x->atom && strcmp(x->atom, atom) == 0;
 }
 
+int32_t pv_alf_domain_type(const pv_alf_domain_t *dom, const char *name)
+{
+    for (uint16_t i = 0; i < dom->n_tt; i++)
+        if (strcmp(dom->tt_name[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static void s_scope_types(const pv_alf_domain_t *d, pv_alf_scope_t *sc)
+{
+    for (uint16_t v = 0; v < sc->n_vars; v++)
+        sc->var_tid[v] = (int16_t)pv_alf_domain_type(d, sc->var_type[v]);
+}
+
 int32_t pv_alf_domain_pred(const pv_alf_domain_t *dom, const char *name)
 {
     for (uint16_t i = 0; i < dom->n_preds; i++)
@@ -508,8 +522,14 @@ pv_err_t pv_alf_domain_parse(pv_arena_t *arena, const char *text, const char *wh
             return pv_errf(em, PV_ERR_PARSE, "%s:%u: unknown section '%s'", what, sec->line, k);
         }
     }
-    for (uint16_t j = 0; j < d->n_schemas; j++)
+    d->tt_name[d->n_tt++] = "object";
+    for (uint16_t t = 0; t < d->n_types; t++)
+        if (pv_alf_domain_type(d, d->type_name[t]) < 0)
+            d->tt_name[d->n_tt++] = d->type_name[t];
+    for (uint16_t j = 0; j < d->n_schemas; j++) {
         s_mark_fluent(d, d->schemas[j].eff);
+        s_scope_types(d, &d->schemas[j].scope);
+    }
     *out = d;
     return PV_OK;
 }
@@ -617,7 +637,9 @@ pv_err_t pv_alf_problem_set_goal(pv_arena_t *arena, const pv_alf_domain_t *dom, 
         return pv_errf(em, PV_ERR_PARSE, "goal: expected one formula");
     s_px_t px = {.arena = arena, .what = "goal", .em = em, .d = dom, .scope = &p->goal_scope};
     memset(&p->goal_scope, 0, sizeof p->goal_scope);
-    return s_formula(&px, top->kids[0], false, 0, &p->goal);
+    rc = s_formula(&px, top->kids[0], false, 0, &p->goal);
+    s_scope_types(dom, &p->goal_scope);
+    return rc;
 }
 
 pv_err_t pv_alf_problem_parse(pv_arena_t *arena, const pv_alf_domain_t *dom, const char *text,
@@ -684,6 +706,7 @@ pv_err_t pv_alf_problem_parse(pv_arena_t *arena, const pv_alf_domain_t *dom, con
     px.scope = &p->goal_scope;
     if ((rc = s_formula(&px, goal->kids[1], false, 0, &p->goal)) != PV_OK)
         return rc;
+    s_scope_types(dom, &p->goal_scope);
     *out = p;
     return PV_OK;
 }

@@ -125,7 +125,7 @@ static void s_query(const pv_alf_view_t *view, const pv_alf_query_t *q, const pv
     s_q_t s = {.view = view, .q = q, .ctx = *ctx, .fn = fn, .u = u};
     for (uint8_t p = 0; p < q->n_ph; p++) {
         s.slot[p] = -1;
-        s.type[p] = pv_alf_game_type(view->g, q->ph_type[p]);
+        s.type[p] = q->ph_tid[p] >= 0 ? q->ph_tid[p] : pv_alf_game_type(view->g, q->ph_type[p]);
         for (int i = (int)ctx->n - 1; i >= 0; i--)
             if (strcmp(ctx->name[i], q->ph_name[p]) == 0 &&
                 strcmp(ctx->type[i], q->ph_type[p]) == 0) {

@@ -276,6 +276,7 @@ static pv_err_t s_query(s_tw_t *tw, const char *src, size_t len, pv_alf_query_t 
                                    tw->what);
                 q->ph_name[k] = ph;
                 q->ph_type[k] = ty;
+                q->ph_tid[k] = (int16_t)pv_alf_domain_type(tw->dom, ty);
                 q->n_ph++;
             }
             l->ph[l->n++] = k;
@@ -365,6 +366,34 @@ void pv_alf_expr_eval(const pv_alf_expr_t *x,
         if (out->len > mark || a + 1 == x->n)
             return;
     }
+}
+
+static uint32_t s_name_bit(const char *v, const char *const *names, uint32_t n_names)
+{
+    for (uint32_t i = 0; i < n_names && i < 32; i++)
+        if (strcmp(names[i], v) == 0)
+            return 1u << i;
+    return 0;
+}
+
+uint32_t pv_alf_syms_vars(const pv_alf_sym_t *syms, uint16_t n, const char *const *names,
+                          uint32_t n_names)
+{
+    uint32_t m = 0;
+    for (uint16_t i = 0; i < n; i++)
+        for (const pv_alf_sym_t *t = &syms[i]; t; t = t->inner) {
+            if (t->expr)
+                for (uint8_t a = 0; a < t->expr->n; a++)
+                    for (uint8_t k = 0; k < t->expr->alts[a].n; k++)
+                        if (t->expr->alts[a].terms[k].var)
+                            m |= s_name_bit(t->expr->alts[a].terms[k].var, names, n_names);
+            if (t->given)
+                for (uint8_t p = 0; p < t->given->n_ph; p++)
+                    m |= s_name_bit(t->given->ph_name[p], names, n_names);
+            if (t->kind == PV_SYM_NONTERM)
+                m = ~0u; /* a rule may read anything */
+        }
+    return m;
 }
 
 /* ---------------------------------------------------------------- right-hand sides */
