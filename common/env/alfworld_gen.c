@@ -164,6 +164,8 @@ static int s_pick_rec(pv_rng_t *rng, const s_room_t *r, int obj, int except_type
 
 static void s_add_obj(s_room_t *r, int type, int in)
 {
+    if (in < 0 || r->n_obj >= S_MAX_OBJ)
+        return; /* nowhere to put it */
     int num = 1;
     for (int i = 0; i < r->n_obj; i++)
         num += r->obj_type[i] == type;
@@ -197,15 +199,18 @@ static void s_build_room(pv_rng_t *rng, const pv_alf_gen_cfg_t *cfg, const s_tas
                             : room->min_recep +
                                   (int)pv_rng_bounded(rng, room->max_recep - room->min_recep + 1u);
     while (total < want) {
+        /* by weight among types below their usual maximum; past every maximum (a big knob),
+         * among all types */
+        bool cap = false;
+        for (int i = 0; i < room->n_slots; i++)
+            cap |= count[i] < room->slots[i].max;
         uint32_t wsum = 0;
         for (int i = 0; i < room->n_slots; i++)
-            if (count[i] < room->slots[i].max)
+            if (!cap || count[i] < room->slots[i].max)
                 wsum += room->slots[i].weight;
-        if (!wsum)
-            break;
         uint32_t k = pv_rng_bounded(rng, wsum);
         for (int i = 0; i < room->n_slots; i++) {
-            if (count[i] >= room->slots[i].max)
+            if (cap && count[i] >= room->slots[i].max)
                 continue;
             if (k < room->slots[i].weight) {
                 count[i]++;
