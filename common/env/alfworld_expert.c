@@ -101,6 +101,19 @@ static bool s_type_is(const pv_alf_game_t *g, uint32_t e, const char *t)
     return strcmp(g->type_name[g->ent_type[e]], t) == 0;
 }
 
+/* Does atom `a` fit literal `l` with its variables ranging over `cand` (rows of ew words)? */
+static bool s_fits(const pv_alf_atom_t *a, const pv_alf_glit_t *l, const uint64_t *cand,
+                   uint32_t ew)
+{
+    for (uint8_t q = 0; q < l->n; q++) {
+        const pv_alf_arg_t *y = &l->args[q];
+        if (y->kind == PV_ARG_ENT ? a->args[q] != y->idx
+                                  : !pv_alf_bit(cand + y->idx * ew, a->args[q]))
+            return false;
+    }
+    return true;
+}
+
 /* Goal variable candidates by arc consistency over atoms that are true or can change. */
 static void s_candidates(pv_alf_expert_t *x, const pv_alf_game_t *g, const uint64_t *fd,
                          const pv_alf_gclause_t *c, uint64_t *cand, uint32_t ew)
@@ -124,15 +137,8 @@ static void s_candidates(pv_alf_expert_t *x, const pv_alf_game_t *g, const uint6
                     uint32_t id = g->by_pred[j];
                     if (!pv_alf_bit(fd, id) && pv_alf_bit(g->static_mask, id))
                         continue; /* false and nothing makes it true */
-                    const pv_alf_atom_t *a = &g->atoms[id];
-                    bool ok = true;
-                    for (uint8_t q = 0; q < l->n && ok; q++) {
-                        const pv_alf_arg_t *y = &l->args[q];
-                        ok = y->kind == PV_ARG_ENT ? a->args[q] == y->idx
-                                                   : pv_alf_bit(cand + y->idx * ew, a->args[q]);
-                    }
-                    if (ok)
-                        pv_alf_setbit(fresh, a->args[i], true);
+                    if (s_fits(&g->atoms[id], l, cand, ew))
+                        pv_alf_setbit(fresh, g->atoms[id].args[i], true);
                 }
                 for (uint32_t w = 0; w < ew; w++) {
                     uint64_t nv = cand[v * ew + w] & fresh[w];
@@ -158,14 +164,7 @@ static void s_goal_atoms(const pv_alf_game_t *g, const uint64_t *fd, const pv_al
             uint32_t id = g->by_pred[j];
             if (pv_alf_bit(g->static_mask, id))
                 continue;
-            const pv_alf_atom_t *a = &g->atoms[id];
-            bool ok = true;
-            for (uint8_t q = 0; q < l->n && ok; q++) {
-                const pv_alf_arg_t *y = &l->args[q];
-                ok = y->kind == PV_ARG_ENT ? a->args[q] == y->idx
-                                           : pv_alf_bit(cand + y->idx * ew, a->args[q]);
-            }
-            if (ok)
+            if (s_fits(&g->atoms[id], l, cand, ew))
                 is_goal[id] |= l->neg ? 2 : 1;
         }
     }
@@ -370,6 +369,36 @@ static uint32_t s_visit(pv_alf_expert_t *x, const uint64_t *st, uint32_t pw, uin
     }
 }
 
+/* Node storage for at least `want` nodes of `pw` words; the hash table is rebuilt over the
+ * first `live` nodes. False on exhaustion. */
+static bool s_reserve(pv_alf_expert_t *ex, uint32_t want, uint32_t pw, uint32_t live)
+{
+    uint32_t c1 = ex->cap_nodes, c2 = c1, c3 = c1;
+    if (!s_grow((void **)&ex->parent, &c1, want, sizeof *ex->parent) ||
+        !s_grow((void **)&ex->via, &c2, want, sizeof *ex->via) ||
+        !s_grow((void **)&ex->depth, &c3, want, sizeof *ex->depth))
+        return false;
+    void *nn = realloc(ex->nodes, (size_t)c1 * pw * sizeof *ex->nodes);
+    if (!nn)
+        return false;
+    ex->nodes = nn;
+    ex->cap_nodes = c1;
+    uint32_t hc = 1;
+    while (hc < 2u * c1)
+        hc *= 2;
+    if (hc != ex->hcap) {
+        free(ex->hash);
+        ex->hash = malloc(hc * sizeof *ex->hash);
+        ex->hcap = ex->hash ? hc : 0;
+        if (!ex->hash)
+            return false;
+    }
+    memset(ex->hash, 0, ex->hcap * sizeof *ex->hash);
+    for (uint32_t q = 0; q < live; q++)
+        (void)s_visit(ex, ex->nodes + (size_t)q * pw, pw, q);
+    return true;
+}
+
 static void s_unpack(const pv_alf_expert_t *x, const uint64_t *base, uint32_t n_words,
                      const uint64_t *st, uint64_t *full)
 {
@@ -393,30 +422,8 @@ int pv_alf_expert_plan(pv_alf_expert_t *ex, const pv_alf_game_t *g, const uint64
     uint32_t budget = (uint32_t)((256u << 20) / (pw * 8u + 12u));
     if (budget > S_MAX_NODES)
         budget = S_MAX_NODES;
-    uint32_t cap = ex->cap_nodes, c1 = cap, c2 = cap, c3 = cap;
-    uint32_t want = budget < 4096 ? budget : 4096;
-    if (!s_grow((void **)&ex->parent, &c1, want, sizeof *ex->parent) ||
-        !s_grow((void **)&ex->via, &c2, want, sizeof *ex->via) ||
-        !s_grow((void **)&ex->depth, &c3, want, sizeof *ex->depth))
+    if (!s_reserve(ex, budget < 4096 ? budget : 4096, pw, 0))
         return PV_ALF_EXPERT_LIMIT;
-    void *nn = realloc(ex->nodes, (size_t)c1 * pw * sizeof *ex->nodes);
-    if (!nn)
-        return PV_ALF_EXPERT_LIMIT;
-    ex->nodes = nn;
-    ex->cap_nodes = c1;
-    uint32_t hcap = 1;
-    while (hcap < 2u * ex->cap_nodes)
-        hcap *= 2;
-    if (hcap != ex->hcap) {
-        free(ex->hash);
-        ex->hash = malloc(hcap * sizeof *ex->hash);
-        if (!ex->hash) {
-            ex->hcap = 0;
-            return PV_ALF_EXPERT_LIMIT;
-        }
-        ex->hcap = hcap;
-    }
-    memset(ex->hash, 0, ex->hcap * sizeof *ex->hash);
     /* root */
     uint64_t *root = ex->nodes;
     memset(root, 0, pw * sizeof *root);
@@ -450,32 +457,10 @@ int pv_alf_expert_plan(pv_alf_expert_t *ex, const pv_alf_game_t *g, const uint64
                     pv_alf_setbit(child, (uint32_t)b,
                                   pv_alf_bit(ex->tmp, g->effs[op->eff + i].atom));
             }
-            if (n >= ex->cap_nodes) { /* grow storage, rehash */
-                if (ex->cap_nodes >= budget)
-                    return PV_ALF_EXPERT_LIMIT;
-                uint32_t nc = ex->cap_nodes * 2 > budget ? budget : ex->cap_nodes * 2;
-                uint32_t a1 = ex->cap_nodes, a2 = ex->cap_nodes, a3 = ex->cap_nodes;
-                if (!s_grow((void **)&ex->parent, &a1, nc, sizeof *ex->parent) ||
-                    !s_grow((void **)&ex->via, &a2, nc, sizeof *ex->via) ||
-                    !s_grow((void **)&ex->depth, &a3, nc, sizeof *ex->depth))
-                    return PV_ALF_EXPERT_LIMIT;
-                nn = realloc(ex->nodes, (size_t)a1 * pw * sizeof *ex->nodes);
-                if (!nn)
-                    return PV_ALF_EXPERT_LIMIT;
-                ex->nodes = nn;
-                ex->cap_nodes = a1;
-                uint32_t hc = 1;
-                while (hc < 2u * ex->cap_nodes)
-                    hc *= 2;
-                uint32_t *h = calloc(hc, sizeof *h);
-                if (!h)
-                    return PV_ALF_EXPERT_LIMIT;
-                free(ex->hash);
-                ex->hash = h;
-                ex->hcap = hc;
-                for (uint32_t q = 0; q < n; q++)
-                    (void)s_visit(ex, ex->nodes + (size_t)q * pw, pw, q);
-            }
+            if (n >= ex->cap_nodes &&
+                (ex->cap_nodes >= budget ||
+                 !s_reserve(ex, ex->cap_nodes * 2 > budget ? budget : ex->cap_nodes * 2, pw, n)))
+                return PV_ALF_EXPERT_LIMIT;
             if (s_visit(ex, child, pw, n) != n)
                 continue;
             memcpy(ex->nodes + (size_t)n * pw, child, pw * sizeof *child);

@@ -104,7 +104,8 @@ typedef struct pv_alf_scope {
     const char *var_name[PV_ALF_MAX_VARS]; /* without '?' */
     const char *var_type[PV_ALF_MAX_VARS];
     int16_t var_tid[PV_ALF_MAX_VARS]; /* pv_alf_domain_type(var_type), -1 = not a domain type */
-    uint16_t n_consts, cap_consts;
+    uint16_t n_consts;
+    uint32_t cap_consts;
     const char **const_name;
 } pv_alf_scope_t;
 
@@ -443,6 +444,10 @@ static inline uint64_t pv_alf_hash(const void *data, size_t n, uint64_t h)
 
 /* Duplicate a string into the arena (NULL on exhaustion). */
 char *pv_alf_strdup(pv_arena_t *a, const char *s);
+
+/* Room for element n of an arena-backed array of `sz`-byte elements: when n == *cap the
+ * array moves to one of twice the capacity (at least 8). False on exhaustion. */
+bool pv_alf_arena_grow(pv_arena_t *a, void **v, uint32_t n, uint32_t *cap, size_t sz);
 
 /* Append to an output buffer. */
 void pv_alf_out_put(pv_alf_out_t *out, const char *s, size_t n);

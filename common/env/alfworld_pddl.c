@@ -132,18 +132,11 @@ static pv_err_t s_arg(s_px_t *px, const pv_alf_sx_t *x, pv_alf_arg_t *out)
             out->idx = i;
             return PV_OK;
         }
-    if (sc->n_consts == sc->cap_consts) {
-        uint16_t cap = sc->cap_consts ? (uint16_t)(sc->cap_consts * 2) : 8;
-        if (cap <= sc->cap_consts)
-            return pv_errf(px->em, PV_ERR_LIMIT, "%s:%u: too many constants", px->what, x->line);
-        const char **v = pv_arena_alloc(px->arena, cap * sizeof *v, 0);
-        if (!v)
-            return PV_ERR_NOMEM;
-        if (sc->n_consts)
-            memcpy(v, sc->const_name, sc->n_consts * sizeof *v);
-        sc->const_name = v;
-        sc->cap_consts = cap;
-    }
+    if (sc->n_consts == UINT16_MAX)
+        return pv_errf(px->em, PV_ERR_LIMIT, "%s:%u: too many constants", px->what, x->line);
+    if (!pv_alf_arena_grow(px->arena, (void **)&sc->const_name, sc->n_consts, &sc->cap_consts,
+                           sizeof *sc->const_name))
+        return PV_ERR_NOMEM;
     sc->const_name[sc->n_consts] = x->atom;
     out->kind = PV_ARG_CONST;
     out->idx = sc->n_consts++;

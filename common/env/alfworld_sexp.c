@@ -41,7 +41,22 @@ static void s_skip(s_lex_t *lx)
     }
 }
 
-/* Growable child list built in a small local array, copied into the arena at the end. */
+bool pv_alf_arena_grow(pv_arena_t *a, void **v, uint32_t n, uint32_t *cap, size_t sz)
+{
+    if (n < *cap)
+        return true;
+    uint32_t c = *cap ? 2 * *cap : 8;
+    void *nv = c > *cap ? pv_arena_alloc(a, c * sz, 0) : NULL;
+    if (!nv)
+        return false;
+    if (n)
+        memcpy(nv, *v, n * sz);
+    *v = nv;
+    *cap = c;
+    return true;
+}
+
+/* Growable child list of a node. */
 typedef struct s_kids {
     pv_alf_sx_t **v;
     uint32_t n, cap;
@@ -49,16 +64,8 @@ typedef struct s_kids {
 
 static pv_err_t s_push(pv_arena_t *a, s_kids_t *k, pv_alf_sx_t *x)
 {
-    if (k->n == k->cap) {
-        uint32_t cap = k->cap ? k->cap * 2 : 8;
-        pv_alf_sx_t **v = pv_arena_alloc(a, cap * sizeof *v, 0);
-        if (!v)
-            return PV_ERR_NOMEM;
-        if (k->n)
-            memcpy(v, k->v, k->n * sizeof *v);
-        k->v = v;
-        k->cap = cap;
-    }
+    if (!pv_alf_arena_grow(a, (void **)&k->v, k->n, &k->cap, sizeof *k->v))
+        return PV_ERR_NOMEM;
     k->v[k->n++] = x;
     return PV_OK;
 }

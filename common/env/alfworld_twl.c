@@ -405,7 +405,7 @@ static bool s_in(char c, const char *set)
 
 typedef struct s_syms {
     pv_alf_sym_t *v;
-    uint16_t n, cap;
+    uint32_t n, cap;
 } s_syms_t;
 
 static pv_alf_sym_t *s_sym_new(s_tw_t *tw, uint8_t kind)
@@ -485,16 +485,9 @@ static const char *s_cond(s_tw_t *tw, const char *p, pv_alf_sym_t **out, pv_err_
 
 static pv_err_t s_push_sym(s_tw_t *tw, s_syms_t *v, const pv_alf_sym_t *s)
 {
-    if (v->n == v->cap) {
-        uint16_t cap = v->cap ? (uint16_t)(2 * v->cap) : 8;
-        pv_alf_sym_t *nv = pv_arena_alloc(tw->arena, cap * sizeof *nv, 0);
-        if (!nv)
-            return PV_ERR_NOMEM;
-        if (v->n)
-            memcpy(nv, v->v, v->n * sizeof *nv);
-        v->v = nv;
-        v->cap = cap;
-    }
+    if (v->n == UINT16_MAX ||
+        !pv_alf_arena_grow(tw->arena, (void **)&v->v, v->n, &v->cap, sizeof *v->v))
+        return PV_ERR_NOMEM;
     v->v[v->n++] = *s;
     return PV_OK;
 }
@@ -558,7 +551,7 @@ static pv_err_t s_rhs(s_tw_t *tw, const char *src, pv_alf_sym_t **out, uint16_t 
         p = next;
     }
     *out = v.v;
-    *n_out = v.n;
+    *n_out = (uint16_t)v.n;
     return PV_OK;
 }
 

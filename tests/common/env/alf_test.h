@@ -221,4 +221,19 @@ static inline bool alf_admissible_has(pv_env_t *e, const char *cmd)
     return false;
 }
 
+/* Play the expert's actions from the current state to the end of the episode, checking each
+ * is admissible; returns the number of steps. */
+static inline int alf_follow_expert(pv_env_t *e, pv_step_result_t *r)
+{
+    int steps = 0;
+    while (!r->done) {
+        char a[256];
+        if (pv_env_expert_action(e, a, sizeof a) != PV_OK || !alf_admissible_has(e, a) ||
+            pv_env_step(e, a, r) != PV_OK)
+            return -1;
+        steps++;
+    }
+    return steps;
+}
+
 #endif
