@@ -153,8 +153,8 @@ static void s_candidates(pv_alf_expert_t *x, const pv_alf_game_t *g, const uint6
 }
 
 /* Mark atoms a goal literal can be about (value wanted: bit 0 true, bit 1 false). */
-static void s_goal_atoms(const pv_alf_game_t *g, const uint64_t *fd, const pv_alf_gclause_t *c,
-                         const uint64_t *cand, uint32_t ew, uint8_t *is_goal)
+static void s_goal_atoms(const pv_alf_game_t *g, const pv_alf_gclause_t *c, const uint64_t *cand,
+                         uint32_t ew, uint8_t *is_goal)
 {
     for (uint16_t k = 0; k < c->n_lits; k++) {
         const pv_alf_glit_t *l = &c->lits[k];
@@ -168,7 +168,6 @@ static void s_goal_atoms(const pv_alf_game_t *g, const uint64_t *fd, const pv_al
                 is_goal[id] |= l->neg ? 2 : 1;
         }
     }
-    (void)fd;
 }
 
 static int s_cmp_op(const void *a, const void *b, const pv_alf_game_t *g)
@@ -232,7 +231,7 @@ static pv_err_t s_prepare(pv_alf_expert_t *x, const pv_alf_game_t *g, const uint
     for (uint16_t i = 0; i < g->n_goal; i++) {
         const pv_alf_gclause_t *c = &g->goal[i];
         s_candidates(x, g, fd, c, x->cand, ew);
-        s_goal_atoms(g, fd, c, x->cand, ew, x->is_goal_atom);
+        s_goal_atoms(g, c, x->cand, ew, x->is_goal_atom);
         for (uint16_t v = 0; v < c->n_vars; v++)
             for (uint32_t e = 0; e < g->n_ent; e++)
                 if (pv_alf_bit(x->cand + v * ew, e))

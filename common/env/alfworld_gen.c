@@ -421,7 +421,7 @@ pv_err_t pv_alf_generate(pv_arena_t *arena, const pv_alf_domain_t *dom, const pv
                    pv_alf_domain_pred(dom, "receptacleatlocation"),
                    pv_alf_domain_pred(dom, "objectatlocation")};
     /* entities: agent, type constants, locations, receptacles, objects */
-    int32_t agent = pv_alf_problem_add_entity(arena, p, "agent1", "agent", NULL);
+    int32_t agent = pv_alf_problem_add_entity(p, "agent1", "agent", NULL);
     int32_t otype[PV_ALF_VOCAB_N_OBJ + S_N_LAMPS], rtype[PV_ALF_VOCAB_N_REC];
     for (int i = 0; i < PV_ALF_VOCAB_N_OBJ + S_N_LAMPS; i++)
         otype[i] = -1;
@@ -430,45 +430,45 @@ pv_err_t pv_alf_generate(pv_arena_t *arena, const pv_alf_domain_t *dom, const pv
     static const char *const consts[] = {"SinkBasin", "Microwave", "Fridge"};
     for (int i = 0; i < 3; i++) {
         int ri = pv_alf_vocab_rec_index(consts[i]);
-        rtype[ri] =
-            pv_alf_problem_add_entity(arena, p, s_lower(arena, consts[i], "type"), "rtype", NULL);
+        rtype[ri] = pv_alf_problem_add_entity(p, s_lower(arena, consts[i], "type"), "rtype", NULL);
     }
     for (int i = 0; i < 2; i++) {
         int oi = pv_alf_vocab_obj_index(i ? "ButterKnife" : "Knife");
-        otype[oi] = pv_alf_problem_add_entity(
-            arena, p, s_lower(arena, pv_alf_vocab_obj[oi], "type"), "otype", NULL);
+        otype[oi] = pv_alf_problem_add_entity(p, s_lower(arena, pv_alf_vocab_obj[oi], "type"),
+                                              "otype", NULL);
     }
     for (int i = 0; i < r->n_rec; i++)
         if (rtype[r->rec_type[i]] < 0)
             rtype[r->rec_type[i]] = pv_alf_problem_add_entity(
-                arena, p, s_lower(arena, pv_alf_vocab_rec[r->rec_type[i]].name, "type"), "rtype",
-                NULL);
+                p, s_lower(arena, pv_alf_vocab_rec[r->rec_type[i]].name, "type"), "rtype", NULL);
     for (int i = 0; i < r->n_obj; i++) {
         int ti = r->obj_type[i] >= 0 ? r->obj_type[i] : PV_ALF_VOCAB_N_OBJ + (-1 - r->obj_type[i]);
         if (otype[ti] < 0)
             otype[ti] = pv_alf_problem_add_entity(
-                arena, p, s_lower(arena, s_type_name(r->obj_type[i]), "type"), "otype", NULL);
+                p, s_lower(arena, s_type_name(r->obj_type[i]), "type"), "otype", NULL);
     }
     int32_t loc[PV_ALF_GEN_MAX_RECEP + 9], rec[PV_ALF_GEN_MAX_RECEP + 8], obj[S_MAX_OBJ];
     for (int i = 0; i <= r->n_rec; i++)
-        loc[i] = pv_alf_problem_add_entity(arena, p, s_fmt(arena, "%sloc_%d", "", i + 1),
-                                           "location", s_fmt(arena, "%sloc %d", "", i + 1));
+        loc[i] = pv_alf_problem_add_entity(p, s_fmt(arena, "%sloc_%d", "", i + 1), "location",
+                                           s_fmt(arena, "%sloc %d", "", i + 1));
     for (int i = 0; i < r->n_rec; i++) {
         char *low = s_lower(arena, pv_alf_vocab_rec[r->rec_type[i]].name, "");
-        rec[i] = pv_alf_problem_add_entity(arena, p, s_fmt(arena, "%s_%d", low, r->rec_num[i]),
+        rec[i] = pv_alf_problem_add_entity(p, s_fmt(arena, "%s_%d", low, r->rec_num[i]),
                                            "receptacle", s_fmt(arena, "%s %d", low, r->rec_num[i]));
     }
     for (int i = 0; i < r->n_obj; i++) {
         char *low = s_lower(arena, s_type_name(r->obj_type[i]), "");
-        obj[i] = pv_alf_problem_add_entity(arena, p, s_fmt(arena, "%s_%d", low, r->obj_num[i]),
-                                           "object", s_fmt(arena, "%s %d", low, r->obj_num[i]));
+        obj[i] = pv_alf_problem_add_entity(p, s_fmt(arena, "%s_%d", low, r->obj_num[i]), "object",
+                                           s_fmt(arena, "%s %d", low, r->obj_num[i]));
     }
     if (agent < 0)
         return PV_ERR_NOMEM;
-    for (uint32_t i = 0; i < p->n_ent; i++)
-        if (!p->ent_id[i] ||
-            (i >= 1 && p->ent_type[i][0] != 'r' && p->ent_type[i][0] != 'o' && !p->ent_name[i]))
+    for (uint32_t i = 0; i < p->n_ent; i++) { /* a string allocation that failed */
+        const char *ty = p->ent_type[i];
+        bool named = strcmp(ty, "agent") && strcmp(ty, "rtype") && strcmp(ty, "otype");
+        if (!p->ent_id[i] || (named && !p->ent_name[i]))
             return PV_ERR_NOMEM;
+    }
     /* facts */
     for (int i = 0; i < r->n_rec && rc == PV_OK; i++)
         rc = s_fact(p, k.rtype, (uint32_t)rec[i], rtype[r->rec_type[i]]);

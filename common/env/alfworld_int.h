@@ -167,8 +167,8 @@ pv_err_t pv_alf_problem_parse(pv_arena_t *arena, const pv_alf_domain_t *dom, con
 /* Problem construction for generators: entities and facts added programmatically. */
 pv_err_t pv_alf_problem_init(pv_arena_t *arena, pv_alf_problem_t *p, uint32_t cap_ent,
                              uint32_t cap_init);
-int32_t pv_alf_problem_add_entity(pv_arena_t *arena, pv_alf_problem_t *p, const char *id,
-                                  const char *type, const char *name);
+int32_t pv_alf_problem_add_entity(pv_alf_problem_t *p, const char *id, const char *type,
+                                  const char *name);                      /* -1 when full */
 int32_t pv_alf_problem_entity(const pv_alf_problem_t *p, const char *id); /* -1 when absent */
 /* Parse a "(:goal ...)" formula text into p->goal. */
 pv_err_t pv_alf_problem_set_goal(pv_arena_t *arena, const pv_alf_domain_t *dom, pv_alf_problem_t *p,

@@ -550,10 +550,9 @@ int32_t pv_alf_problem_entity(const pv_alf_problem_t *p, const char *id)
     return -1;
 }
 
-int32_t pv_alf_problem_add_entity(pv_arena_t *arena, pv_alf_problem_t *p, const char *id,
-                                  const char *type, const char *name)
+int32_t pv_alf_problem_add_entity(pv_alf_problem_t *p, const char *id, const char *type,
+                                  const char *name)
 {
-    (void)arena;
     if (p->n_ent >= p->cap_ent)
         return -1;
     p->ent_id[p->n_ent] = id;
@@ -692,7 +691,7 @@ pv_err_t pv_alf_problem_parse(pv_arena_t *arena, const pv_alf_domain_t *dom, con
         if (names.slot[s])
             return pv_errf(em, PV_ERR_DATA, "%s:%u: duplicate object '%s'", what,
                            c ? 1 : tl.line[i - dom->n_consts], id);
-        names.slot[s] = (uint32_t)pv_alf_problem_add_entity(arena, p, id, ty, NULL) + 1;
+        names.slot[s] = (uint32_t)pv_alf_problem_add_entity(p, id, ty, NULL) + 1;
     }
     if ((rc = s_init_facts(&px, p, init, &names)) != PV_OK)
         return rc;

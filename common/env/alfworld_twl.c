@@ -152,13 +152,11 @@ static pv_err_t s_merge_json(s_tw_t *tw, const char *text, size_t len, bool drop
         return PV_ERR_NOMEM;
     if (drop_comments) { /* blank out lines whose first non-blank character is '#' */
         for (char *q = buf; *q;) {
-            char *ls = q;
             while (*q == ' ' || *q == '\t')
                 q++;
             if (*q == '#')
                 while (*q && *q != '\n')
                     *q++ = ' ';
-            (void)ls;
             while (*q && *q != '\n')
                 q++;
             if (*q)
