@@ -39,7 +39,8 @@ typedef struct s_model {
 
 typedef struct s_env {
     const s_model_t *m;
-    pv_arena_t *ga; /* the current game */
+    pv_arena_t *ga;   /* the current game */
+    pv_alf_gws_t *ws; /* grounding scratch */
     pv_alf_game_t *g;
     bool have;
     uint32_t k_split;
@@ -104,8 +105,11 @@ static pv_err_t s_load_files(s_model_t *m, const char *path, pv_errmsg_t *em)
     if (rc != PV_OK)
         return rc;
     pv_arena_t *tmp = NULL;
-    if ((rc = pv_arena_new(1 << 20, 0, &tmp)) != PV_OK)
+    pv_alf_gws_t *ws = NULL;
+    if ((rc = pv_arena_new(1 << 20, 0, &tmp)) != PV_OK || (rc = pv_alf_gws_new(&ws)) != PV_OK) {
+        pv_arena_destroy(&tmp);
         return rc;
+    }
     for (int s = 0; s < 2; s++) {
         m->split_file[s] = calloc(m->files.n + 1, sizeof *m->split_file[s]);
         if (!m->split_file[s]) {
@@ -119,7 +123,7 @@ static pv_err_t s_load_files(s_model_t *m, const char *path, pv_errmsg_t *em)
         pv_arena_reset(tmp);
         pv_alf_game_t *g = NULL;
         int solvable = -1;
-        if ((rc = pv_alf_read_game(tmp, m->files.path[i], &g, &solvable, em)) != PV_OK)
+        if ((rc = pv_alf_read_game(ws, tmp, m->files.path[i], &g, &solvable, em)) != PV_OK)
             goto out;
         if (solvable == 0)
             continue;
@@ -141,6 +145,7 @@ static pv_err_t s_load_files(s_model_t *m, const char *path, pv_errmsg_t *em)
                      "the task-type mask)",
                      path);
 out:
+    pv_alf_gws_destroy(&ws);
     pv_arena_destroy(&tmp);
     return rc;
 }
@@ -239,13 +244,13 @@ static pv_err_t s_use_game(s_env_t *e, uint32_t split, uint64_t task_id, uint64_
         uint64_t gs = pv_rng_mix(pv_rng_mix(m->seed, split), pv_rng_mix(task_id, seed));
         if ((rc = pv_alf_generate(e->ga, m->dom, &m->gen, gs, (int)split, &prob, &task, em)) !=
                 PV_OK ||
-            (rc = pv_alf_ground(e->ga, m->dom, m->gram, prob, task, "generated game", &g, em)) !=
-                PV_OK)
+            (rc = pv_alf_ground(e->ws, e->ga, m->dom, m->gram, prob, task, "generated game", &g,
+                                em)) != PV_OK)
             return rc;
     } else {
         int solvable;
         const char *path = m->files.path[m->split_file[split][task_id]];
-        if ((rc = pv_alf_read_game(e->ga, path, &g, &solvable, em)) != PV_OK)
+        if ((rc = pv_alf_read_game(e->ws, e->ga, path, &g, &solvable, em)) != PV_OK)
             return rc;
     }
     if (g->n_words > S_MAX_WORDS || g->n_words > m->max_words)
@@ -270,6 +275,7 @@ static void s_env_destroy(void *ep)
     if (!e)
         return;
     pv_alf_expert_destroy(&e->ex);
+    pv_alf_gws_destroy(&e->ws);
     pv_arena_destroy(&e->ga);
     free(e->fd);
     free(e->neg);
@@ -286,7 +292,8 @@ static pv_err_t s_env_new(const void *mp, void **out)
     e->fd = calloc(S_MAX_WORDS + 1, sizeof *e->fd);
     e->neg = calloc(S_MAX_WORDS + 1, sizeof *e->neg);
     e->scratch = calloc(2 * S_MAX_WORDS + 2, sizeof *e->scratch);
-    if (!e->fd || !e->neg || !e->scratch || pv_arena_new(1 << 20, 0, &e->ga) != PV_OK) {
+    if (!e->fd || !e->neg || !e->scratch || pv_alf_gws_new(&e->ws) != PV_OK ||
+        pv_arena_new(1 << 20, 0, &e->ga) != PV_OK) {
         s_env_destroy(e);
         return PV_ERR_NOMEM;
     }

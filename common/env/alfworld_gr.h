@@ -74,6 +74,12 @@ typedef struct pv_alf_gr {
     pv_alf_vec_t cur_pre, cur_eff, cur_cond; /* the operator being built */
 } pv_alf_gr_t;
 
+struct pv_alf_gws {
+    pv_arena_t *tmp;
+    pv_alf_atoms_t at;
+    pv_alf_vec_t ops, lits, effs, params, cur_pre, cur_eff, cur_cond;
+};
+
 /* Normal form of `f` (negated when `neg`) under substitution `sub` (var -> entity, -1 free):
  * forall expanded, existential variables collected per clause. */
 pv_err_t pv_alf_gr_dnf(pv_alf_gr_t *gr, const pv_alf_scope_t *sc, const pv_alf_fm_t *f, bool neg,

@@ -985,19 +985,72 @@ int32_t pv_alf_gr_gaction(const pv_alf_grammar_t *gram, const char *name)
     return -1;
 }
 
-pv_err_t pv_alf_ground(pv_arena_t *arena, const pv_alf_domain_t *dom, const pv_alf_grammar_t *gram,
-                       const pv_alf_problem_t *prob, const char *task_override, const char *what,
-                       pv_alf_game_t **out, pv_errmsg_t *em)
+pv_err_t pv_alf_gws_new(pv_alf_gws_t **out)
 {
-    pv_alf_gr_t gr = {
-        .arena = arena, .dom = dom, .gram = gram, .prob = prob, .what = what, .em = em};
-    gr.ops.sz = sizeof(pv_alf_gop_t);
-    gr.lits.sz = gr.cur_pre.sz = gr.cur_cond.sz = sizeof(pv_alf_lit_t);
-    gr.effs.sz = gr.cur_eff.sz = sizeof(pv_alf_eff_t);
-    gr.params.sz = sizeof(uint32_t);
-    pv_err_t rc = pv_arena_new(64 * 1024, 0, &gr.tmp);
-    if (rc != PV_OK)
+    pv_alf_gws_t *ws = calloc(1, sizeof *ws);
+    if (!ws || pv_arena_new(64 * 1024, 0, &ws->tmp) != PV_OK) {
+        free(ws);
+        return PV_ERR_NOMEM;
+    }
+    ws->ops.sz = sizeof(pv_alf_gop_t);
+    ws->lits.sz = ws->cur_pre.sz = ws->cur_cond.sz = sizeof(pv_alf_lit_t);
+    ws->effs.sz = ws->cur_eff.sz = sizeof(pv_alf_eff_t);
+    ws->params.sz = sizeof(uint32_t);
+    *out = ws;
+    return PV_OK;
+}
+
+void pv_alf_gws_destroy(pv_alf_gws_t **ws)
+{
+    if (!ws || !*ws)
+        return;
+    pv_alf_gws_t *w = *ws;
+    free(w->at.v);
+    free(w->at.hash);
+    free(w->ops.v);
+    free(w->lits.v);
+    free(w->effs.v);
+    free(w->params.v);
+    free(w->cur_pre.v);
+    free(w->cur_eff.v);
+    free(w->cur_cond.v);
+    pv_arena_destroy(&w->tmp);
+    free(w);
+    *ws = NULL;
+}
+
+pv_err_t pv_alf_ground(pv_alf_gws_t *ws, pv_arena_t *arena, const pv_alf_domain_t *dom,
+                       const pv_alf_grammar_t *gram, const pv_alf_problem_t *prob,
+                       const char *task_override, const char *what, pv_alf_game_t **out,
+                       pv_errmsg_t *em)
+{
+    pv_alf_gws_t *own = NULL;
+    pv_err_t rc;
+    if (!ws && (rc = pv_alf_gws_new(&own)) != PV_OK)
         return rc;
+    if (!ws)
+        ws = own;
+    /* take the scratch, emptied but with its capacity */
+    pv_alf_gr_t gr = {.arena = arena,
+                      .dom = dom,
+                      .gram = gram,
+                      .prob = prob,
+                      .what = what,
+                      .em = em,
+                      .tmp = ws->tmp,
+                      .at = ws->at,
+                      .ops = ws->ops,
+                      .lits = ws->lits,
+                      .effs = ws->effs,
+                      .params = ws->params,
+                      .cur_pre = ws->cur_pre,
+                      .cur_eff = ws->cur_eff,
+                      .cur_cond = ws->cur_cond};
+    pv_arena_reset(gr.tmp);
+    gr.at.n = 0;
+    if (gr.at.hcap)
+        memset(gr.at.hash, 0, gr.at.hcap * sizeof *gr.at.hash);
+    gr.ops.n = gr.lits.n = gr.effs.n = gr.params.n = 0;
     pv_alf_game_t *g = pv_arena_calloc(arena, 1, sizeof *g);
     if (!g) {
         rc = PV_ERR_NOMEM;
@@ -1096,16 +1149,15 @@ pv_err_t pv_alf_ground(pv_arena_t *arena, const pv_alf_domain_t *dom, const pv_a
     rc = pv_alf_game_finish(&gr);
     if (rc == PV_OK)
         *out = g;
-out:
-    free(gr.at.v);
-    free(gr.at.hash);
-    free(gr.ops.v);
-    free(gr.lits.v);
-    free(gr.effs.v);
-    free(gr.params.v);
-    free(gr.cur_pre.v);
-    free(gr.cur_eff.v);
-    free(gr.cur_cond.v);
-    pv_arena_destroy(&gr.tmp);
+out: /* hand the (possibly grown) scratch back */
+    ws->at = gr.at;
+    ws->ops = gr.ops;
+    ws->lits = gr.lits;
+    ws->effs = gr.effs;
+    ws->params = gr.params;
+    ws->cur_pre = gr.cur_pre;
+    ws->cur_eff = gr.cur_eff;
+    ws->cur_cond = gr.cur_cond;
+    pv_alf_gws_destroy(&own);
     return rc;
 }

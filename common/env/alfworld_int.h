@@ -343,11 +343,19 @@ typedef struct pv_alf_game {
     int task_type; /* 1..6 as ALFWorld's TASK_TYPES, 0 = other */
 } pv_alf_game_t;
 
-/* Ground `prob` under `dom` and `gram` into `*out` (allocated from `arena`). `what` names the
- * game in messages. Errors: PV_ERR_DATA (inconsistent problem), PV_ERR_LIMIT, PV_ERR_NOMEM. */
-pv_err_t pv_alf_ground(pv_arena_t *arena, const pv_alf_domain_t *dom, const pv_alf_grammar_t *gram,
-                       const pv_alf_problem_t *prob, const char *task_override, const char *what,
-                       pv_alf_game_t **out, pv_errmsg_t *em);
+/* Grounding scratch kept between games (atom table, operator vectors, a scratch arena), so
+ * grounding a game no larger than earlier ones takes no new memory from the system. */
+typedef struct pv_alf_gws pv_alf_gws_t;
+pv_err_t pv_alf_gws_new(pv_alf_gws_t **out); /* PV_ERR_NOMEM */
+void pv_alf_gws_destroy(pv_alf_gws_t **ws);  /* NULL-safe, clears *ws */
+
+/* Ground `prob` under `dom` and `gram` into `*out` (allocated from `arena`), using scratch `ws`
+ * (NULL: a temporary one). `what` names the game in messages. Errors: PV_ERR_DATA
+ * (inconsistent problem), PV_ERR_LIMIT, PV_ERR_NOMEM. */
+pv_err_t pv_alf_ground(pv_alf_gws_t *ws, pv_arena_t *arena, const pv_alf_domain_t *dom,
+                       const pv_alf_grammar_t *gram, const pv_alf_problem_t *prob,
+                       const char *task_override, const char *what, pv_alf_game_t **out,
+                       pv_errmsg_t *em);
 
 /* Atom id of pred(args), or -1 when the game has no such atom. */
 int32_t pv_alf_atom_find(const pv_alf_game_t *g, int32_t pred, uint8_t n, const uint32_t *args);

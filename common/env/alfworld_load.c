@@ -20,8 +20,8 @@
 
 #include "common/env/alfworld_load.h"
 
-pv_err_t pv_alf_read_game(pv_arena_t *arena, const char *path, pv_alf_game_t **out, int *solvable,
-                          pv_errmsg_t *em)
+pv_err_t pv_alf_read_game(pv_alf_gws_t *ws, pv_arena_t *arena, const char *path,
+                          pv_alf_game_t **out, int *solvable, pv_errmsg_t *em)
 {
     json_error_t jerr;
     json_t *root = json_load_file(path, 0, &jerr);
@@ -58,7 +58,7 @@ pv_err_t pv_alf_read_game(pv_arena_t *arena, const char *path, pv_alf_game_t **o
     if ((rc = pv_alf_domain_parse(arena, text[0], what[0], &dom, em)) != PV_OK ||
         (rc = pv_alf_grammar_parse(arena, dom, text[1], what[1], &gram, em)) != PV_OK ||
         (rc = pv_alf_problem_parse(arena, dom, text[2], what[2], &prob, em)) != PV_OK ||
-        (rc = pv_alf_ground(arena, dom, gram, prob, NULL, path, out, em)) != PV_OK)
+        (rc = pv_alf_ground(ws, arena, dom, gram, prob, NULL, path, out, em)) != PV_OK)
         goto out;
 out:
     json_decref(root);

@@ -6,9 +6,10 @@
 
 /* Read a *.tw-pddl file, parse its three parts and ground it into `arena`. `*solvable` is the
  * file's "solvable" flag (1/0) or -1 when absent. Errors name the file and the part:
- * PV_ERR_IO (cannot open), PV_ERR_DATA / PV_ERR_PARSE (malformed), PV_ERR_LIMIT, PV_ERR_NOMEM. */
-pv_err_t pv_alf_read_game(pv_arena_t *arena, const char *path, pv_alf_game_t **out, int *solvable,
-                          pv_errmsg_t *em);
+ * PV_ERR_IO (cannot open), PV_ERR_DATA / PV_ERR_PARSE (malformed), PV_ERR_LIMIT, PV_ERR_NOMEM.
+ * `ws`: grounding scratch or NULL. */
+pv_err_t pv_alf_read_game(pv_alf_gws_t *ws, pv_arena_t *arena, const char *path,
+                          pv_alf_game_t **out, int *solvable, pv_errmsg_t *em);
 
 /* Game files of a data path (one file, or a directory searched recursively, sorted). */
 typedef struct pv_alf_files {

@@ -331,7 +331,8 @@ static void test_embedded_rules_match_alfworld(void **state)
                 pv_alf_generate(a, side[s].dom, &cfg, seed, (int)(seed % 2), &p, &task, &em),
                 PV_OK);
             assert_int_equal(
-                pv_alf_ground(a, side[s].dom, side[s].gram, p, task, "g", &side[s].g, &em), PV_OK);
+                pv_alf_ground(NULL, a, side[s].dom, side[s].gram, p, task, "g", &side[s].g, &em),
+                PV_OK);
             memcpy(side[s].fd, side[s].g->init_bits, side[s].g->n_words * 8);
             memset(side[s].neg, 0, sizeof side[s].neg);
         }
@@ -399,7 +400,7 @@ static void test_expert_pruning_keeps_plans_shortest(void **state)
         const char *task;
         pv_alf_game_t *g;
         assert_int_equal(pv_alf_generate(a, dom, &cfg, seed, 0, &p, &task, &em), PV_OK);
-        assert_int_equal(pv_alf_ground(a, dom, gram, p, task, "g", &g, &em), PV_OK);
+        assert_int_equal(pv_alf_ground(NULL, a, dom, gram, p, task, "g", &g, &em), PV_OK);
         memcpy(fd, g->init_bits, g->n_words * 8);
         for (int k = 0; k < 4; k++) {
             int32_t f1, f2;

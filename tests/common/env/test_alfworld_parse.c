@@ -105,7 +105,7 @@ static pv_alf_game_t *s_game(void)
     if (pv_alf_domain_parse(s_arena, s_dom, "dom", &d, &em) != PV_OK ||
         pv_alf_grammar_parse(s_arena, d, s_gram, "gram", &g, &em) != PV_OK ||
         pv_alf_problem_parse(s_arena, d, s_prob, "prob", &p, &em) != PV_OK ||
-        pv_alf_ground(s_arena, d, g, p, NULL, "game", &game, &em) != PV_OK)
+        pv_alf_ground(NULL, s_arena, d, g, p, NULL, "game", &game, &em) != PV_OK)
         fail_msg("%s", em.text);
     return game;
 }
