@@ -266,6 +266,63 @@ static void test_determinism(void **state)
     pv_env_model_destroy(&m);
 }
 
+/* Save at every step of random generated episodes; load each state into an instance that is
+ * playing another task (so the game is rebuilt from the saved task) and replay the same
+ * actions: the future is identical. A state from another generator setting is refused. */
+static void test_save_restore_generated(void **state)
+{
+    (void)state;
+    pv_env_model_t *m = s_gen_model(0, 0, 0), *other_m = s_gen_model(9, 0, 0);
+    pv_env_t *e = NULL, *f = NULL, *g = NULL;
+    assert_int_equal(pv_env_new(m, &e), PV_OK);
+    assert_int_equal(pv_env_new(m, &f), PV_OK);
+    assert_int_equal(pv_env_new(other_m, &g), PV_OK);
+    size_t cap = pv_env_state_max(m), len[50];
+    uint8_t *saved = malloc(cap * 50);
+    static char acts[50][256], obs[50][4096];
+    bool done[50];
+    pv_rng_t rng;
+    pv_rng_seed(&rng, 77, 1);
+    for (uint64_t ep = 0; ep < 10; ep++) {
+        pv_task_t t = {.split = (uint32_t)(ep % 2), .task_id = 100 + ep, .seed = ep};
+        pv_task_t elsewhere = {.task_id = 999};
+        pv_step_result_t r;
+        assert_int_equal(pv_env_reset(e, &t, &r), PV_OK);
+        int n = 0;
+        while (!r.done && n < 50) {
+            assert_int_equal(pv_env_save(e, saved + cap * n, cap, &len[n]), PV_OK);
+            const char *const *a;
+            size_t k;
+            assert_int_equal(pv_env_admissible(e, &a, &k), PV_OK);
+            /* a third of the time the expert's move (progress), else any admissible one */
+            if (pv_rng_bounded(&rng, 3) != 0 || pv_env_expert_action(e, acts[n], 256) != PV_OK)
+                snprintf(acts[n], 256, "%s", a[pv_rng_bounded(&rng, (uint32_t)k)]);
+            assert_int_equal(pv_env_step(e, acts[n], &r), PV_OK);
+            snprintf(obs[n], sizeof obs[n], "%s", r.obs);
+            done[n] = r.done;
+            n++;
+        }
+        for (int t0 = 0; t0 < n; t0 += 3) {
+            pv_step_result_t q;
+            pv_errmsg_t em;
+            assert_int_equal(pv_env_reset(f, &elsewhere, &q), PV_OK);
+            assert_int_equal(pv_env_load(f, saved + cap * t0, len[t0], &em), PV_OK);
+            assert_int_equal(pv_env_load(g, saved + cap * t0, len[t0], &em), PV_ERR_INVAL);
+            for (int t1 = t0; t1 < n; t1++) {
+                assert_int_equal(pv_env_step(f, acts[t1], &q), PV_OK);
+                assert_string_equal(q.obs, obs[t1]);
+                assert_int_equal(q.done, done[t1]);
+            }
+        }
+    }
+    free(saved);
+    pv_env_destroy(&e);
+    pv_env_destroy(&f);
+    pv_env_destroy(&g);
+    pv_env_model_destroy(&m);
+    pv_env_model_destroy(&other_m);
+}
+
 /* The room tables name receptacles by enum: check the enum matches the names. */
 static void test_room_tables(void **state)
 {
@@ -434,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_knobs),
         cmocka_unit_test(test_distractor_count),
         cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_save_restore_generated),
         cmocka_unit_test(test_room_tables),
         cmocka_unit_test(test_embedded_rules_match_alfworld),
         cmocka_unit_test(test_expert_pruning_keeps_plans_shortest),
