@@ -144,10 +144,99 @@ static void test_million_random_actions(void **state)
     (void)won;
 }
 
+/* Damage the real game file at random (spans deleted or repeated, characters replaced by
+ * PDDL/grammar punctuation): building a model either succeeds and the game plays, or fails
+ * with a message that names the file. Nothing crashes. */
+static void test_damaged_game_files(void **state)
+{
+    (void)state;
+    char gp[1024];
+    if (!pv_test_shared(ALF_GAME_NEW, gp, sizeof gp))
+        skip();
+    json_error_t je;
+    json_t *root = json_load_file(gp, 0, &je);
+    assert_non_null(root);
+    const char *keys[3] = {"pddl_domain", "grammar", "pddl_problem"};
+    const char *orig[3];
+    for (int k = 0; k < 3; k++)
+        orig[k] = json_string_value(json_object_get(root, keys[k]));
+    static const char punct[] = "()?;#{}[]|\"'- :&\nabcxyz019";
+    pv_rng_t rng;
+    pv_rng_seed(&rng, 31337, 5);
+    int built = 0, refused = 0;
+    for (int trial = 0; trial < 150; trial++) {
+        char *text[3];
+        for (int k = 0; k < 3; k++)
+            text[k] = strdup(orig[k]);
+        int part = (int)pv_rng_bounded(&rng, 3);
+        size_t n = strlen(text[part]);
+        char *t = malloc(2 * n + 64);
+        memcpy(t, text[part], n + 1);
+        for (uint32_t edits = 1 + pv_rng_bounded(&rng, 3); edits > 0; edits--) {
+            size_t at = pv_rng_bounded(&rng, (uint32_t)n), span = 1 + pv_rng_bounded(&rng, 20);
+            if (at + span > n)
+                span = n - at;
+            switch (pv_rng_bounded(&rng, 3)) {
+            case 0: /* delete */
+                memmove(t + at, t + at + span, n - at - span + 1);
+                n -= span;
+                break;
+            case 1: /* repeat */
+                memmove(t + at + span, t + at, n - at + 1);
+                n += span;
+                break;
+            default: /* replace one character */
+                t[at] = punct[pv_rng_bounded(&rng, sizeof punct - 1)];
+                break;
+            }
+            if (n == 0)
+                break;
+        }
+        free(text[part]);
+        text[part] = t;
+        const char *path = alf_write_game(text[0], text[1], text[2], 1);
+        assert_non_null(path);
+        pv_env_spec_t spec = {.name = "alfworld", .data_path = path};
+        pv_env_model_t *m = NULL;
+        pv_errmsg_t em = {{0}};
+        pv_err_t rc = pv_env_model_new(&spec, &m, &em);
+        if (rc == PV_OK) {
+            pv_env_t *e = NULL;
+            assert_int_equal(pv_env_new(m, &e), PV_OK);
+            pv_task_t task = {0};
+            pv_step_result_t r;
+            assert_int_equal(pv_env_reset(e, &task, &r), PV_OK);
+            for (int s = 0; s < 20 && !r.done; s++) {
+                const char *const *a;
+                size_t k;
+                assert_int_equal(pv_env_admissible(e, &a, &k), PV_OK);
+                assert_int_equal(
+                    pv_env_step(e, k ? a[pv_rng_bounded(&rng, (uint32_t)k)] : "look", &r), PV_OK);
+                assert_non_null(r.obs);
+            }
+            (void)pv_env_expert_plan_len(e);
+            pv_env_destroy(&e);
+            pv_env_model_destroy(&m);
+            built++;
+        } else {
+            if (!strstr(em.text, path))
+                fail_msg("error without the file name: %s", em.text);
+            refused++;
+        }
+        unlink(path);
+        for (int k = 0; k < 3; k++)
+            free(text[k]);
+    }
+    assert_true(refused > 20);
+    assert_true(built > 5);
+    json_decref(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_million_random_actions),
+        cmocka_unit_test(test_damaged_game_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
