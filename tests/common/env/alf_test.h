@@ -155,15 +155,18 @@ static inline void alf_free_transcript(alf_transcript_t *t)
     }
 }
 
-/* Write a .tw-pddl JSON game from its three texts into a temporary file; returns its path
- * (static buffer per slot) or NULL. */
+/* A temporary file name, filled in by alf_write_game(). */
+typedef struct alf_path {
+    char s[64];
+} alf_path_t;
+
+/* Write a .tw-pddl JSON game from its three texts (NULL leaves a field out) into a new
+ * temporary file; returns its path (in *out) or NULL. */
 static inline const char *alf_write_game(const char *domain, const char *grammar,
-                                         const char *problem, int slot)
+                                         const char *problem, alf_path_t *out)
 {
-    static char paths[8][64];
-    char *path = paths[slot & 7];
-    snprintf(path, 64, "/tmp/pv_alf_test_XXXXXX");
-    int fd = mkstemp(path);
+    snprintf(out->s, sizeof out->s, "/tmp/pv_alf_test_XXXXXX");
+    int fd = mkstemp(out->s);
     if (fd < 0)
         return NULL;
     close(fd);
@@ -174,13 +177,13 @@ static inline const char *alf_write_game(const char *domain, const char *grammar
         json_object_set_new(o, "grammar", json_string(grammar));
     if (problem)
         json_object_set_new(o, "pddl_problem", json_string(problem));
-    int rc = json_dump_file(o, path, 0);
+    int rc = json_dump_file(o, out->s, 0);
     json_decref(o);
-    return rc == 0 ? path : NULL;
+    return rc == 0 ? out->s : NULL;
 }
 
 /* The TextWorld test game (three files) written as a .tw-pddl, as TextWorld's test does. */
-static inline const char *alf_tw_game(void)
+static inline const char *alf_tw_game(alf_path_t *out)
 {
     char d[1024], g[1024], p[1024];
     if (!pv_test_shared(ALF_TW_GAME "domain.pddl", d, sizeof d) ||
@@ -188,7 +191,7 @@ static inline const char *alf_tw_game(void)
         !pv_test_shared(ALF_TW_GAME "problem.pddl", p, sizeof p))
         return NULL;
     char *ds = alf_slurp(d), *gs = alf_slurp(g), *ps = alf_slurp(p);
-    const char *path = ds && gs && ps ? alf_write_game(ds, gs, ps, 7) : NULL;
+    const char *path = ds && gs && ps ? alf_write_game(ds, gs, ps, out) : NULL;
     free(ds);
     free(gs);
     free(ps);

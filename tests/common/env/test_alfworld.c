@@ -207,7 +207,8 @@ static void test_step_limit(void **state)
 static void test_textworld_test_game(void **state)
 {
     (void)state;
-    const char *path = alf_tw_game();
+    alf_path_t tmp;
+    const char *path = alf_tw_game(&tmp);
     if (!path)
         skip();
     pv_env_model_t *m = alf_model(path, 0);
@@ -381,14 +382,15 @@ static void test_malformed_files(void **state)
     const char *gram = json_string_value(json_object_get(root, "grammar"));
     const char *prob = json_string_value(json_object_get(root, "pddl_problem"));
     const char *path;
+    alf_path_t tmp;
 
-    path = alf_write_game(dom, NULL, prob, 0);
+    path = alf_write_game(dom, NULL, prob, &tmp);
     s_expect_model_error(path, PV_ERR_DATA, "missing string field \"grammar\"");
     unlink(path);
 
     char *p2 = strdup(prob); /* drop the problem's last ')' */
     *strrchr(p2, ')') = ' ';
-    path = alf_write_game(dom, gram, p2, 0);
+    path = alf_write_game(dom, gram, p2, &tmp);
     s_expect_model_error(path, PV_ERR_PARSE, "missing ')' for the '(' opened on line 2");
     unlink(path);
     free(p2);
@@ -396,17 +398,17 @@ static void test_malformed_files(void **state)
     char *p3 = malloc(strlen(prob) + 64); /* a fact of an undeclared predicate */
     const char *init = strstr(prob, "(:init");
     sprintf(p3, "%.*s(:init\n (isPurple agent1)%s", (int)(init - prob), prob, init + 6);
-    path = alf_write_game(dom, gram, p3, 0);
+    path = alf_write_game(dom, gram, p3, &tmp);
     s_expect_model_error(path, PV_ERR_DATA, "undefined predicate 'ispurple'");
     unlink(path);
 
     sprintf(p3, "%.*s(:init\n (atLocation agent1)%s", (int)(init - prob), prob, init + 6);
-    path = alf_write_game(dom, gram, p3, 0);
+    path = alf_write_game(dom, gram, p3, &tmp);
     s_expect_model_error(path, PV_ERR_DATA, "predicate 'atlocation' takes 2 arguments, 1 given");
     unlink(path);
 
     sprintf(p3, "%.*s(:init\n (atLocation agent1 nowhere)%s", (int)(init - prob), prob, init + 6);
-    path = alf_write_game(dom, gram, p3, 0);
+    path = alf_write_game(dom, gram, p3, &tmp);
     s_expect_model_error(path, PV_ERR_DATA, "unknown object 'nowhere'");
     unlink(path);
     free(p3);
@@ -414,7 +416,7 @@ static void test_malformed_files(void **state)
     char *g2 = strdup(gram); /* a feedback naming a rule that does not exist */
     char *fb = strstr(g2, "#CloseObject.feedback#\";");
     memcpy(fb + 1, "CloseObjekt", 11);
-    path = alf_write_game(dom, g2, prob, 0);
+    path = alf_write_game(dom, g2, prob, &tmp);
     s_expect_model_error(path, PV_ERR_DATA, "unknown grammar symbol '#CloseObjekt.feedback#'");
     unlink(path);
     free(g2);
@@ -422,12 +424,12 @@ static void test_malformed_files(void **state)
     char *g3 = strdup(gram); /* broken JSON inside the grammar block */
     char *brace = strstr(g3, "\"intro\"");
     brace[0] = '{';
-    path = alf_write_game(dom, g3, prob, 0);
+    path = alf_write_game(dom, g3, prob, &tmp);
     s_expect_model_error(path, PV_ERR_PARSE, "grammar JSON");
     unlink(path);
     free(g3);
 
-    path = alf_write_game(dom, gram, prob, 0);
+    path = alf_write_game(dom, gram, prob, &tmp);
     FILE *fp = fopen(path, "w");
     fputs("{\"pddl_domain\": \"(define\"", fp);
     fclose(fp);

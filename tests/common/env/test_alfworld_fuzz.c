@@ -194,7 +194,8 @@ static void test_damaged_game_files(void **state)
         }
         free(text[part]);
         text[part] = t;
-        const char *path = alf_write_game(text[0], text[1], text[2], 1);
+        alf_path_t tmp;
+        const char *path = alf_write_game(text[0], text[1], text[2], &tmp);
         assert_non_null(path);
         pv_env_spec_t spec = {.name = "alfworld", .data_path = path};
         pv_env_model_t *m = NULL;
