@@ -117,7 +117,9 @@ static pv_err_t s_load_files(s_model_t *m, const char *path, pv_errmsg_t *em)
             goto out;
         }
     }
-    size_t base = m->files.n == 1 && m->files.split[0] == 3 ? 0 : strlen(path);
+    /* the fingerprint covers each game's path below data_path (the file name for a single
+     * file) and its size in atoms, operators and commands, so hosts may mount data anywhere */
+    bool single = m->files.n == 1 && m->files.split[0] == 3;
     m->fingerprint = pv_alf_hash("alfworld-files", 14, PV_ALF_HASH_SEED);
     for (uint32_t i = 0; i < m->files.n; i++) {
         pv_arena_reset(tmp);
@@ -131,9 +133,12 @@ static pv_err_t s_load_files(s_model_t *m, const char *path, pv_errmsg_t *em)
             continue;
         if (g->n_words > m->max_words)
             m->max_words = g->n_words;
-        const char *rel = base ? m->files.path[i] + base : "";
+        const char *rel = m->files.path[i] + (single ? 0 : strlen(path));
+        if (single && strrchr(rel, '/'))
+            rel = strrchr(rel, '/') + 1;
+        uint32_t size[3] = {g->n_atoms, g->n_ops, g->n_cmds};
         m->fingerprint = pv_alf_hash(rel, strlen(rel) + 1, m->fingerprint);
-        m->fingerprint = pv_alf_hash(&g->n_atoms, sizeof g->n_atoms, m->fingerprint);
+        m->fingerprint = pv_alf_hash(size, sizeof size, m->fingerprint);
         m->fingerprint = pv_alf_hash(&m->files.split[i], 1, m->fingerprint);
         for (int s = 0; s < 2; s++)
             if ((m->files.split[i] >> s) & 1u)
