@@ -80,6 +80,18 @@ struct pv_alf_gws {
     pv_alf_vec_t ops, lits, effs, params, cur_pre, cur_eff, cur_cond;
 };
 
+/* Entity lookup, types, names and initial-fact indexes of gr->prob (alfworld_normal.c). */
+pv_err_t pv_alf_gr_prepare(pv_alf_gr_t *gr);
+
+/* Game type of variable v of scope `sc` (-1: no object has it). */
+int32_t pv_alf_gr_var_type(const pv_alf_gr_t *gr, const pv_alf_scope_t *sc, uint16_t v);
+
+/* Literal of atom/equality node `f` (negated when `neg`) under substitution `sub`: bound
+ * variables and named constants become entities (PV_ALF_ENT_UNKNOWN when the problem has no
+ * such object). */
+void pv_alf_gr_lit_from(const pv_alf_gr_t *gr, const pv_alf_scope_t *sc, const pv_alf_fm_t *f,
+                        bool neg, const int32_t *sub, pv_alf_glit2_t *l);
+
 /* Normal form of `f` (negated when `neg`) under substitution `sub` (var -> entity, -1 free):
  * forall expanded, existential variables collected per clause. */
 pv_err_t pv_alf_gr_dnf(pv_alf_gr_t *gr, const pv_alf_scope_t *sc, const pv_alf_fm_t *f, bool neg,

@@ -168,8 +168,7 @@ pv_err_t pv_alf_problem_parse(pv_arena_t *arena, const pv_alf_domain_t *dom, con
 pv_err_t pv_alf_problem_init(pv_arena_t *arena, pv_alf_problem_t *p, uint32_t cap_ent,
                              uint32_t cap_init);
 int32_t pv_alf_problem_add_entity(pv_alf_problem_t *p, const char *id, const char *type,
-                                  const char *name);                      /* -1 when full */
-int32_t pv_alf_problem_entity(const pv_alf_problem_t *p, const char *id); /* -1 when absent */
+                                  const char *name); /* -1 when full */
 /* Parse a "(:goal ...)" formula text into p->goal. */
 pv_err_t pv_alf_problem_set_goal(pv_arena_t *arena, const pv_alf_domain_t *dom, pv_alf_problem_t *p,
                                  const char *text, pv_errmsg_t *em);
@@ -242,6 +241,23 @@ typedef struct pv_alf_grammar {
     int32_t list_empty, list_sep, list_last; /* rules used by [lists], -1 when absent */
     const char *task; /* the goal sentence from rule "task" ("put a hot potato in sinkbasin.") */
 } pv_alf_grammar_t;
+
+/* What the grammar readers need: where to allocate, the domain (predicate and type names),
+ * the text's name for messages and the message buffer. */
+typedef struct pv_alf_pctx {
+    pv_arena_t *arena;
+    const pv_alf_domain_t *dom;
+    const char *what;
+    pv_errmsg_t *em;
+} pv_alf_pctx_t;
+
+/* Read a rule's right-hand side (textgen.ebnf; nonterminals are left unresolved, rule = -1)
+ * and a conjunctive query "pred(ph:type, ...) & ...". Errors: PV_ERR_PARSE / PV_ERR_UNSUPPORTED
+ * naming the text, PV_ERR_NOMEM. */
+pv_err_t pv_alf_csg_rhs(const pv_alf_pctx_t *c, const char *src, pv_alf_sym_t **out,
+                        uint16_t *n_out);
+pv_err_t pv_alf_csg_query(const pv_alf_pctx_t *c, const char *src, size_t len,
+                          pv_alf_query_t **out);
 
 /* Parse a TextWorld twl2 logic file (top-level `grammar :: """{json}""";` and `action NAME {
  * template :: "..."; feedback :: "..."; grammar :: """{json}"""; }`), binding predicate names to

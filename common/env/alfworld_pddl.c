@@ -1,21 +1,10 @@
-/* alfworld_pddl.c - PDDL domain and problem reader (the subset ALFWorld and TextWorld use:
+/* alfworld_pddl.c - PDDL domains and formulas (the subset ALFWorld and TextWorld use:
  * typing, and/or/not/imply/exists/forall/=, conditional and quantified effects; numeric effects
  * such as (increase (total-cost) 1) are read and ignored as Fast Downward treats action costs).
  * Structure follows Fast Downward's translate/pddl_parser/parsing_functions.py. */
 #include <string.h>
 
-#include "common/env/alfworld_int.h"
-
-typedef struct s_px {
-    pv_arena_t *arena;
-    const char *what;
-    pv_errmsg_t *em;
-    pv_alf_domain_t *dom;     /* while parsing a domain (predicates being declared) */
-    const pv_alf_domain_t *d; /* domain to resolve predicates */
-    pv_alf_scope_t *scope;
-    uint16_t vis[PV_ALF_MAX_VARS]; /* visible variables, innermost last */
-    uint16_t n_vis;
-} s_px_t;
+#include "common/env/alfworld_px.h"
 
 static bool s_is(const pv_alf_sx_t *x, const char *atom)
 {
@@ -30,7 +19,7 @@ int32_t pv_alf_domain_type(const pv_alf_domain_t *dom, const char *name)
     return -1;
 }
 
-static void s_scope_types(const pv_alf_domain_t *d, pv_alf_scope_t *sc)
+void pv_alf_px_scope_types(const pv_alf_domain_t *d, pv_alf_scope_t *sc)
 {
     for (uint16_t v = 0; v < sc->n_vars; v++)
         sc->var_tid[v] = (int16_t)pv_alf_domain_type(d, sc->var_type[v]);
@@ -46,15 +35,9 @@ int32_t pv_alf_domain_pred(const pv_alf_domain_t *dom, const char *name)
 
 /* ---------------------------------------------------------------- typed lists */
 
-typedef struct s_typed {
-    uint32_t n;
-    const char **name;
-    const char **type;
-    uint32_t *line;
-} s_typed_t;
-
 /* FD parse_typed_list: "a b - t c" gives a:t b:t c:object. */
-static pv_err_t s_typed_list(s_px_t *px, const pv_alf_sx_t *x, uint32_t from, s_typed_t *out)
+pv_err_t pv_alf_px_typed_list(pv_alf_px_t *px, const pv_alf_sx_t *x, uint32_t from,
+                              pv_alf_typed_t *out)
 {
     uint32_t cap = x->n > from ? x->n - from : 1;
     out->name = pv_arena_alloc(px->arena, cap * sizeof *out->name, 0);
@@ -91,7 +74,7 @@ static pv_err_t s_typed_list(s_px_t *px, const pv_alf_sx_t *x, uint32_t from, s_
 
 /* ---------------------------------------------------------------- formulas */
 
-static pv_err_t s_new_var(s_px_t *px, const char *name, const char *type, uint32_t line,
+static pv_err_t s_new_var(pv_alf_px_t *px, const char *name, const char *type, uint32_t line,
                           uint16_t *id)
 {
     pv_alf_scope_t *sc = px->scope;
@@ -108,7 +91,7 @@ static pv_err_t s_new_var(s_px_t *px, const char *name, const char *type, uint32
     return PV_OK;
 }
 
-static pv_err_t s_arg(s_px_t *px, const pv_alf_sx_t *x, pv_alf_arg_t *out)
+static pv_err_t s_arg(pv_alf_px_t *px, const pv_alf_sx_t *x, pv_alf_arg_t *out)
 {
     if (!x->atom)
         return pv_errf(px->em, PV_ERR_PARSE,
@@ -143,7 +126,7 @@ static pv_err_t s_arg(s_px_t *px, const pv_alf_sx_t *x, pv_alf_arg_t *out)
     return PV_OK;
 }
 
-static pv_alf_fm_t *s_fm(s_px_t *px, uint8_t kind, uint32_t line)
+static pv_alf_fm_t *s_fm(pv_alf_px_t *px, uint8_t kind, uint32_t line)
 {
     pv_alf_fm_t *f = pv_arena_calloc(px->arena, 1, sizeof *f);
     if (f) {
@@ -153,7 +136,7 @@ static pv_alf_fm_t *s_fm(s_px_t *px, uint8_t kind, uint32_t line)
     return f;
 }
 
-static pv_err_t s_atom(s_px_t *px, const pv_alf_sx_t *x, pv_alf_fm_t **out)
+static pv_err_t s_atom(pv_alf_px_t *px, const pv_alf_sx_t *x, pv_alf_fm_t **out)
 {
     const char *head = x->kids[0]->atom;
     pv_alf_fm_t *f = s_fm(px, PV_FM_ATOM, x->line);
@@ -185,10 +168,10 @@ static pv_err_t s_atom(s_px_t *px, const pv_alf_sx_t *x, pv_alf_fm_t **out)
     return PV_OK;
 }
 
-static pv_err_t s_formula(s_px_t *px, const pv_alf_sx_t *x, bool effect, int depth,
-                          pv_alf_fm_t **out);
+pv_err_t pv_alf_px_formula(pv_alf_px_t *px, const pv_alf_sx_t *x, bool effect, int depth,
+                           pv_alf_fm_t **out);
 
-static pv_err_t s_kids(s_px_t *px, const pv_alf_sx_t *x, uint32_t from, bool effect, int depth,
+static pv_err_t s_kids(pv_alf_px_t *px, const pv_alf_sx_t *x, uint32_t from, bool effect, int depth,
                        pv_alf_fm_t *f)
 {
     f->n_kids = (uint16_t)(x->n - from);
@@ -196,21 +179,21 @@ static pv_err_t s_kids(s_px_t *px, const pv_alf_sx_t *x, uint32_t from, bool eff
     if (!f->kids)
         return PV_ERR_NOMEM;
     for (uint32_t i = from; i < x->n; i++) {
-        pv_err_t rc = s_formula(px, x->kids[i], effect, depth + 1, &f->kids[i - from]);
+        pv_err_t rc = pv_alf_px_formula(px, x->kids[i], effect, depth + 1, &f->kids[i - from]);
         if (rc != PV_OK)
             return rc;
     }
     return PV_OK;
 }
 
-static pv_err_t s_quant(s_px_t *px, const pv_alf_sx_t *x, uint8_t kind, bool effect, int depth,
+static pv_err_t s_quant(pv_alf_px_t *px, const pv_alf_sx_t *x, uint8_t kind, bool effect, int depth,
                         pv_alf_fm_t **out)
 {
     if (x->n != 3 || x->kids[1]->atom)
         return pv_errf(px->em, PV_ERR_PARSE, "%s:%u: '%s' needs (variables) and a formula",
                        px->what, x->line, x->kids[0]->atom);
-    s_typed_t tl;
-    pv_err_t rc = s_typed_list(px, x->kids[1], 0, &tl);
+    pv_alf_typed_t tl;
+    pv_err_t rc = pv_alf_px_typed_list(px, x->kids[1], 0, &tl);
     if (rc != PV_OK)
         return rc;
     pv_alf_fm_t *f = s_fm(px, kind, x->line);
@@ -228,14 +211,14 @@ static pv_err_t s_quant(s_px_t *px, const pv_alf_sx_t *x, uint8_t kind, bool eff
     f->kids = pv_arena_alloc(px->arena, sizeof *f->kids, 0);
     if (!f->kids)
         return PV_ERR_NOMEM;
-    rc = s_formula(px, x->kids[2], effect, depth + 1, &f->kids[0]);
+    rc = pv_alf_px_formula(px, x->kids[2], effect, depth + 1, &f->kids[0]);
     px->n_vis = saved;
     *out = f;
     return rc;
 }
 
-static pv_err_t s_formula(s_px_t *px, const pv_alf_sx_t *x, bool effect, int depth,
-                          pv_alf_fm_t **out)
+pv_err_t pv_alf_px_formula(pv_alf_px_t *px, const pv_alf_sx_t *x, bool effect, int depth,
+                           pv_alf_fm_t **out)
 {
     if (depth > 100)
         return pv_errf(px->em, PV_ERR_PARSE, "%s:%u: formula nested too deeply", px->what, x->line);
@@ -288,9 +271,9 @@ static pv_err_t s_formula(s_px_t *px, const pv_alf_sx_t *x, bool effect, int dep
         neg->kids = pv_arena_alloc(px->arena, sizeof *neg->kids, 0);
         if (!f->kids || !neg->kids)
             return PV_ERR_NOMEM;
-        pv_err_t rc = s_formula(px, x->kids[1], false, depth + 1, &neg->kids[0]);
+        pv_err_t rc = pv_alf_px_formula(px, x->kids[1], false, depth + 1, &neg->kids[0]);
         if (rc == PV_OK)
-            rc = s_formula(px, x->kids[2], false, depth + 1, &f->kids[1]);
+            rc = pv_alf_px_formula(px, x->kids[2], false, depth + 1, &f->kids[1]);
         f->kids[0] = neg;
         *out = f;
         return rc;
@@ -310,9 +293,9 @@ static pv_err_t s_formula(s_px_t *px, const pv_alf_sx_t *x, bool effect, int dep
         f->kids = pv_arena_alloc(px->arena, 2 * sizeof *f->kids, 0);
         if (!f->kids)
             return PV_ERR_NOMEM;
-        pv_err_t rc = s_formula(px, x->kids[1], false, depth + 1, &f->kids[0]);
+        pv_err_t rc = pv_alf_px_formula(px, x->kids[1], false, depth + 1, &f->kids[0]);
         if (rc == PV_OK)
-            rc = s_formula(px, x->kids[2], true, depth + 1, &f->kids[1]);
+            rc = pv_alf_px_formula(px, x->kids[2], true, depth + 1, &f->kids[1]);
         *out = f;
         return rc;
     }
@@ -348,8 +331,8 @@ static void s_mark_fluent(pv_alf_domain_t *d, const pv_alf_fm_t *f)
 
 /* ---------------------------------------------------------------- domain */
 
-static pv_err_t s_define(s_px_t *px, const pv_alf_sx_t *top, const char *kind,
-                         const pv_alf_sx_t **def, const char **name)
+pv_err_t pv_alf_px_define(pv_alf_px_t *px, const pv_alf_sx_t *top, const char *kind,
+                          const pv_alf_sx_t **def, const char **name)
 {
     if (top->n != 1 || top->kids[0]->atom || top->kids[0]->n < 2 ||
         !s_is(top->kids[0]->kids[0], "define"))
@@ -363,7 +346,7 @@ static pv_err_t s_define(s_px_t *px, const pv_alf_sx_t *top, const char *kind,
     return PV_OK;
 }
 
-static pv_err_t s_predicates(s_px_t *px, const pv_alf_sx_t *x)
+static pv_err_t s_predicates(pv_alf_px_t *px, const pv_alf_sx_t *x)
 {
     pv_alf_domain_t *d = px->dom;
     uint32_t n = x->n - 1;
@@ -377,8 +360,8 @@ static pv_err_t s_predicates(s_px_t *px, const pv_alf_sx_t *x)
         if (p->atom || p->n == 0 || !p->kids[0]->atom)
             return pv_errf(px->em, PV_ERR_PARSE, "%s:%u: expected (predicate ?arg - type ...)",
                            px->what, p->line);
-        s_typed_t tl;
-        pv_err_t rc = s_typed_list(px, p, 1, &tl);
+        pv_alf_typed_t tl;
+        pv_err_t rc = pv_alf_px_typed_list(px, p, 1, &tl);
         if (rc != PV_OK)
             return rc;
         if (tl.n > PV_ALF_MAX_ARITY)
@@ -396,7 +379,7 @@ static pv_err_t s_predicates(s_px_t *px, const pv_alf_sx_t *x)
     return PV_OK;
 }
 
-static pv_err_t s_action(s_px_t *px, const pv_alf_sx_t *x, pv_alf_schema_t *s)
+static pv_err_t s_action(pv_alf_px_t *px, const pv_alf_sx_t *x, pv_alf_schema_t *s)
 {
     if (x->n < 2 || !x->kids[1]->atom)
         return pv_errf(px->em, PV_ERR_PARSE, "%s:%u: expected (:action NAME ...)", px->what,
@@ -414,11 +397,11 @@ static pv_err_t s_action(s_px_t *px, const pv_alf_sx_t *x, pv_alf_schema_t *s)
         const pv_alf_sx_t *key = x->kids[i], *val = x->kids[i + 1];
         pv_err_t rc = PV_OK;
         if (s_is(key, ":parameters")) {
-            s_typed_t tl;
+            pv_alf_typed_t tl;
             if (val->atom)
                 return pv_errf(px->em, PV_ERR_PARSE, "%s:%u: :parameters needs a list", px->what,
                                val->line);
-            if ((rc = s_typed_list(px, val, 0, &tl)) != PV_OK)
+            if ((rc = pv_alf_px_typed_list(px, val, 0, &tl)) != PV_OK)
                 return rc;
             for (uint32_t k = 0; k < tl.n; k++) {
                 uint16_t id;
@@ -427,9 +410,9 @@ static pv_err_t s_action(s_px_t *px, const pv_alf_sx_t *x, pv_alf_schema_t *s)
             }
             s->n_params = (uint16_t)tl.n;
         } else if (s_is(key, ":precondition")) {
-            rc = s_formula(px, val, false, 0, &s->pre);
+            rc = pv_alf_px_formula(px, val, false, 0, &s->pre);
         } else if (s_is(key, ":effect")) {
-            rc = s_formula(px, val, true, 0, &s->eff);
+            rc = pv_alf_px_formula(px, val, true, 0, &s->eff);
         } else {
             return pv_errf(px->em, PV_ERR_PARSE, "%s:%u: action '%s': unknown field '%s'", px->what,
                            key->line, s->name, key->atom ? key->atom : "(...)");
@@ -453,9 +436,9 @@ pv_err_t pv_alf_domain_parse(pv_arena_t *arena, const char *text, const char *wh
     pv_alf_domain_t *d = pv_arena_calloc(arena, 1, sizeof *d);
     if (!d)
         return PV_ERR_NOMEM;
-    s_px_t px = {.arena = arena, .what = what, .em = em, .dom = d};
+    pv_alf_px_t px = {.arena = arena, .what = what, .em = em, .dom = d};
     const pv_alf_sx_t *def;
-    if ((rc = s_define(&px, top, "domain", &def, &d->name)) != PV_OK)
+    if ((rc = pv_alf_px_define(&px, top, "domain", &def, &d->name)) != PV_OK)
         return rc;
     /* predicates first: actions refer to them */
     const pv_alf_sx_t *preds = NULL;
@@ -480,8 +463,8 @@ pv_err_t pv_alf_domain_parse(pv_arena_t *arena, const char *text, const char *wh
         const pv_alf_sx_t *sec = def->kids[i];
         const char *k = sec->kids[0]->atom;
         if (strcmp(k, ":types") == 0) {
-            s_typed_t tl;
-            if ((rc = s_typed_list(&px, sec, 1, &tl)) != PV_OK)
+            pv_alf_typed_t tl;
+            if ((rc = pv_alf_px_typed_list(&px, sec, 1, &tl)) != PV_OK)
                 return rc;
             for (uint32_t t = 0; t < tl.n; t++) {
                 if (d->n_types >= PV_ALF_MAX_TYPES)
@@ -492,8 +475,8 @@ pv_err_t pv_alf_domain_parse(pv_arena_t *arena, const char *text, const char *wh
                 d->n_types++;
             }
         } else if (strcmp(k, ":constants") == 0) {
-            s_typed_t tl;
-            if ((rc = s_typed_list(&px, sec, 1, &tl)) != PV_OK)
+            pv_alf_typed_t tl;
+            if ((rc = pv_alf_px_typed_list(&px, sec, 1, &tl)) != PV_OK)
                 return rc;
             d->n_consts = (uint16_t)tl.n;
             d->const_name = tl.name;
@@ -521,184 +504,8 @@ pv_err_t pv_alf_domain_parse(pv_arena_t *arena, const char *text, const char *wh
             d->tt_name[d->n_tt++] = d->type_name[t];
     for (uint16_t j = 0; j < d->n_schemas; j++) {
         s_mark_fluent(d, d->schemas[j].eff);
-        s_scope_types(d, &d->schemas[j].scope);
+        pv_alf_px_scope_types(d, &d->schemas[j].scope);
     }
     *out = d;
-    return PV_OK;
-}
-
-/* ---------------------------------------------------------------- problem */
-
-pv_err_t pv_alf_problem_init(pv_arena_t *arena, pv_alf_problem_t *p, uint32_t cap_ent,
-                             uint32_t cap_init)
-{
-    memset(p, 0, sizeof *p);
-    p->cap_ent = cap_ent;
-    p->cap_init = cap_init;
-    p->ent_id = pv_arena_alloc(arena, cap_ent * sizeof *p->ent_id, 0);
-    p->ent_type = pv_arena_alloc(arena, cap_ent * sizeof *p->ent_type, 0);
-    p->ent_name = pv_arena_calloc(arena, cap_ent, sizeof *p->ent_name);
-    p->init = pv_arena_alloc(arena, cap_init * sizeof *p->init, 0);
-    return (p->ent_id && p->ent_type && p->ent_name && p->init) ? PV_OK : PV_ERR_NOMEM;
-}
-
-int32_t pv_alf_problem_entity(const pv_alf_problem_t *p, const char *id)
-{
-    for (uint32_t i = 0; i < p->n_ent; i++)
-        if (strcmp(p->ent_id[i], id) == 0)
-            return (int32_t)i;
-    return -1;
-}
-
-int32_t pv_alf_problem_add_entity(pv_alf_problem_t *p, const char *id, const char *type,
-                                  const char *name)
-{
-    if (p->n_ent >= p->cap_ent)
-        return -1;
-    p->ent_id[p->n_ent] = id;
-    p->ent_type[p->n_ent] = type;
-    p->ent_name[p->n_ent] = name;
-    return (int32_t)p->n_ent++;
-}
-
-/* Entity index of a name through a small open-addressing table built once per problem. */
-typedef struct s_names {
-    uint32_t cap;
-    uint32_t *slot; /* entity + 1 */
-} s_names_t;
-
-static uint32_t s_name_slot(const s_names_t *t, const pv_alf_problem_t *p, const char *s)
-{
-    uint32_t h = (uint32_t)pv_alf_hash(s, strlen(s), PV_ALF_HASH_SEED);
-    for (uint32_t i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1))
-        if (!t->slot[i] || strcmp(p->ent_id[t->slot[i] - 1], s) == 0)
-            return i;
-}
-
-static pv_err_t s_init_facts(s_px_t *px, pv_alf_problem_t *p, const pv_alf_sx_t *sec,
-                             const s_names_t *names)
-{
-    for (uint32_t i = 1; i < sec->n; i++) {
-        const pv_alf_sx_t *f = sec->kids[i];
-        if (f->atom || f->n == 0 || !f->kids[0]->atom)
-            return pv_errf(px->em, PV_ERR_PARSE, "%s:%u: expected an atom (pred arg ...)", px->what,
-                           f->line);
-        if (strcmp(f->kids[0]->atom, "=") == 0)
-            continue; /* numeric fluents ((= (distance a b) 3)): not used by the rules */
-        if (strcmp(f->kids[0]->atom, "not") == 0)
-            continue; /* closed world: negative initial facts are the default */
-        int32_t k = pv_alf_domain_pred(px->d, f->kids[0]->atom);
-        if (k < 0)
-            return pv_errf(px->em, PV_ERR_DATA, "%s:%u: undefined predicate '%s'", px->what,
-                           f->line, f->kids[0]->atom);
-        if (f->n - 1 != px->d->pred_arity[k])
-            return pv_errf(px->em, PV_ERR_DATA,
-                           "%s:%u: predicate '%s' takes %u arguments, %u given", px->what, f->line,
-                           f->kids[0]->atom, px->d->pred_arity[k], f->n - 1);
-        if (p->n_init >= p->cap_init)
-            return pv_errf(px->em, PV_ERR_LIMIT, "%s:%u: too many initial facts", px->what,
-                           f->line);
-        pv_alf_patom_t *a = &p->init[p->n_init];
-        memset(a, 0, sizeof *a);
-        a->pred = k;
-        a->n = (uint8_t)(f->n - 1);
-        a->line = f->line;
-        for (uint32_t j = 1; j < f->n; j++) {
-            if (!f->kids[j]->atom)
-                return pv_errf(px->em, PV_ERR_PARSE, "%s:%u: fact arguments must be names",
-                               px->what, f->line);
-            uint32_t s = s_name_slot(names, p, f->kids[j]->atom);
-            if (!names->slot[s])
-                return pv_errf(px->em, PV_ERR_DATA, "%s:%u: unknown object '%s' in (%s ...)",
-                               px->what, f->line, f->kids[j]->atom, f->kids[0]->atom);
-            a->args[j - 1] = names->slot[s] - 1;
-        }
-        p->n_init++;
-    }
-    return PV_OK;
-}
-
-pv_err_t pv_alf_problem_set_goal(pv_arena_t *arena, const pv_alf_domain_t *dom, pv_alf_problem_t *p,
-                                 const char *text, pv_errmsg_t *em)
-{
-    pv_alf_sx_t *top = NULL;
-    pv_err_t rc = pv_alf_sx_parse(arena, text, "goal", &top, em);
-    if (rc != PV_OK)
-        return rc;
-    if (top->n != 1)
-        return pv_errf(em, PV_ERR_PARSE, "goal: expected one formula");
-    s_px_t px = {.arena = arena, .what = "goal", .em = em, .d = dom, .scope = &p->goal_scope};
-    memset(&p->goal_scope, 0, sizeof p->goal_scope);
-    rc = s_formula(&px, top->kids[0], false, 0, &p->goal);
-    s_scope_types(dom, &p->goal_scope);
-    return rc;
-}
-
-pv_err_t pv_alf_problem_parse(pv_arena_t *arena, const pv_alf_domain_t *dom, const char *text,
-                              const char *what, pv_alf_problem_t **out, pv_errmsg_t *em)
-{
-    pv_alf_sx_t *top = NULL;
-    pv_err_t rc = pv_alf_sx_parse(arena, text, what, &top, em);
-    if (rc != PV_OK)
-        return rc;
-    pv_alf_problem_t *p = pv_arena_calloc(arena, 1, sizeof *p);
-    if (!p)
-        return PV_ERR_NOMEM;
-    s_px_t px = {.arena = arena, .what = what, .em = em, .d = dom};
-    const pv_alf_sx_t *def;
-    if ((rc = s_define(&px, top, "problem", &def, &p->name)) != PV_OK)
-        return rc;
-    const pv_alf_sx_t *objs = NULL, *init = NULL, *goal = NULL;
-    for (uint32_t i = 2; i < def->n; i++) {
-        const pv_alf_sx_t *sec = def->kids[i];
-        if (sec->atom || sec->n == 0 || !sec->kids[0]->atom)
-            return pv_errf(em, PV_ERR_PARSE, "%s:%u: expected a (:section ...)", what, sec->line);
-        const char *k = sec->kids[0]->atom;
-        if (strcmp(k, ":objects") == 0)
-            objs = sec;
-        else if (strcmp(k, ":init") == 0)
-            init = sec;
-        else if (strcmp(k, ":goal") == 0)
-            goal = sec;
-        else if (strcmp(k, ":domain") != 0 && strcmp(k, ":metric") != 0 &&
-                 strcmp(k, ":requirements") != 0)
-            return pv_errf(em, PV_ERR_PARSE, "%s:%u: unknown section '%s'", what, sec->line, k);
-    }
-    if (!init || !goal)
-        return pv_errf(em, PV_ERR_DATA, "%s: the problem needs (:init ...) and (:goal ...)", what);
-    if (goal->n != 2)
-        return pv_errf(em, PV_ERR_PARSE, "%s:%u: (:goal ...) takes one formula", what, goal->line);
-    s_typed_t tl = {0};
-    if (objs && (rc = s_typed_list(&px, objs, 1, &tl)) != PV_OK)
-        return rc;
-    uint32_t n_ent = tl.n + dom->n_consts;
-    if (n_ent > PV_ALF_MAX_ENTITIES)
-        return pv_errf(em, PV_ERR_LIMIT, "%s: %u objects, at most %d are supported", what, n_ent,
-                       PV_ALF_MAX_ENTITIES);
-    if ((rc = pv_alf_problem_init(arena, p, n_ent ? n_ent : 1, init->n)) != PV_OK)
-        return rc;
-    s_names_t names = {.cap = 16};
-    while (names.cap < 2 * n_ent)
-        names.cap *= 2;
-    names.slot = pv_arena_calloc(arena, names.cap, sizeof *names.slot);
-    if (!names.slot)
-        return PV_ERR_NOMEM;
-    for (uint32_t i = 0; i < dom->n_consts + tl.n; i++) {
-        bool c = i < dom->n_consts;
-        const char *id = c ? dom->const_name[i] : tl.name[i - dom->n_consts];
-        const char *ty = c ? dom->const_type[i] : tl.type[i - dom->n_consts];
-        uint32_t s = s_name_slot(&names, p, id);
-        if (names.slot[s])
-            return pv_errf(em, PV_ERR_DATA, "%s:%u: duplicate object '%s'", what,
-                           c ? 1 : tl.line[i - dom->n_consts], id);
-        names.slot[s] = (uint32_t)pv_alf_problem_add_entity(p, id, ty, NULL) + 1;
-    }
-    if ((rc = s_init_facts(&px, p, init, &names)) != PV_OK)
-        return rc;
-    px.scope = &p->goal_scope;
-    if ((rc = s_formula(&px, goal->kids[1], false, 0, &p->goal)) != PV_OK)
-        return rc;
-    s_scope_types(dom, &p->goal_scope);
-    *out = p;
     return PV_OK;
 }

@@ -198,6 +198,20 @@ static inline const char *alf_tw_game(alf_path_t *out)
     return path;
 }
 
+/* The three texts of a real game file below ../shared (false when absent): parts[0] domain,
+ * parts[1] grammar, parts[2] problem, borrowed from *root (json_decref it). */
+static inline bool alf_game_parts(const char *rel, json_t **root, const char *parts[3])
+{
+    char gp[1024];
+    json_error_t je;
+    if (!pv_test_shared(rel, gp, sizeof gp) || !(*root = json_load_file(gp, 0, &je)))
+        return false;
+    const char *keys[3] = {"pddl_domain", "grammar", "pddl_problem"};
+    for (int k = 0; k < 3; k++)
+        parts[k] = json_string_value(json_object_get(*root, keys[k]));
+    return parts[0] && parts[1] && parts[2];
+}
+
 /* Model over `data` (NULL: generator) with default knobs. */
 static inline pv_env_model_t *alf_model(const char *data, uint32_t max_steps)
 {

@@ -372,15 +372,11 @@ static void s_expect_model_error(const char *path, pv_err_t want, const char *ne
 static void test_malformed_files(void **state)
 {
     (void)state;
-    char gp[1024];
-    if (!pv_test_shared(ALF_GAME_NEW, gp, sizeof gp))
+    json_t *root = NULL;
+    const char *parts[3];
+    if (!alf_game_parts(ALF_GAME_NEW, &root, parts))
         skip();
-    json_error_t je;
-    json_t *root = json_load_file(gp, 0, &je);
-    assert_non_null(root);
-    const char *dom = json_string_value(json_object_get(root, "pddl_domain"));
-    const char *gram = json_string_value(json_object_get(root, "grammar"));
-    const char *prob = json_string_value(json_object_get(root, "pddl_problem"));
+    const char *dom = parts[0], *gram = parts[1], *prob = parts[2];
     const char *path;
     alf_path_t tmp;
 

@@ -150,16 +150,10 @@ static void test_million_random_actions(void **state)
 static void test_damaged_game_files(void **state)
 {
     (void)state;
-    char gp[1024];
-    if (!pv_test_shared(ALF_GAME_NEW, gp, sizeof gp))
-        skip();
-    json_error_t je;
-    json_t *root = json_load_file(gp, 0, &je);
-    assert_non_null(root);
-    const char *keys[3] = {"pddl_domain", "grammar", "pddl_problem"};
+    json_t *root = NULL;
     const char *orig[3];
-    for (int k = 0; k < 3; k++)
-        orig[k] = json_string_value(json_object_get(root, keys[k]));
+    if (!alf_game_parts(ALF_GAME_NEW, &root, orig))
+        skip();
     static const char punct[] = "()?;#{}[]|\"'- :&\nabcxyz019";
     pv_rng_t rng;
     pv_rng_seed(&rng, 31337, 5);
