@@ -7,10 +7,12 @@
 #include "common/env/env_impl.h"
 
 /* The families this build knows. A family adds itself here and nowhere else. */
+extern const pv_env_ops_t pv_alfworld_ops;
 extern const pv_env_ops_t pv_webshop_ops;
 extern const pv_env_ops_t pv_searchqa_ops;
 
 static const pv_env_ops_t *const s_families[] = {
+    &pv_alfworld_ops,
     &pv_webshop_ops,
     &pv_searchqa_ops,
 };
