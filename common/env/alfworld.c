@@ -415,6 +415,19 @@ static pv_err_t s_save(const void *ep, uint8_t *buf, size_t cap, size_t *len)
     return PV_OK;
 }
 
+/* Key of the world state: the task, the fact bitsets and the outcome flags, not n_steps. */
+static uint64_t s_state_key(const void *ep)
+{
+    const s_env_t *e = ep;
+    if (!e->started)
+        return 0;
+    uint64_t ids[4] = {e->k_split, e->k_task, e->k_seed,
+                       (uint64_t)(e->won ? S_FLAG_WON : 0) | (e->done ? S_FLAG_DONE : 0)};
+    uint64_t k = pv_env_key_mix(0x616c66776f726c64ULL, ids, sizeof ids);
+    k = pv_env_key_mix(k, e->fd, 8u * e->g->n_words);
+    return pv_env_key_mix(k, e->neg, 8u * e->g->n_words);
+}
+
 /* Check the bitsets of a saved state against the game. */
 static pv_err_t s_check_bits(const pv_alf_game_t *g, const uint64_t *fd, const uint64_t *neg,
                              pv_errmsg_t *em)
@@ -572,6 +585,7 @@ const pv_env_ops_t pv_alfworld_ops = {
     .task_text = s_task_text,
     .admissible = s_admissible,
     .save = s_save,
+    .state_key = s_state_key,
     .load = s_load,
     .expert_action = s_expert_action,
     .expert_plan_len = s_expert_plan_len,

@@ -270,6 +270,22 @@ static pv_err_t s_admissible(void *env, const char *const **actions, size_t *n)
     return PV_OK;
 }
 
+/* Key of the question state: the question, the passages retrieved so far (they record the
+ * searches made) and the outcome; not n_turns, and not which observation came last (an
+ * invalid action changes what is shown, not what is known). Field by field. */
+static uint64_t s_state_key(const void *env)
+{
+    const sq_env_t *e = env;
+    const sq_state_t *st = &e->st;
+    if (!e->started)
+        return 0;
+    uint64_t ids[7] = {st->split, st->task_id, st->seed,       st->question,
+                       st->done,  st->won,     st->n_retrieved};
+    uint64_t k = pv_env_key_mix(0x7365617263687161ULL, ids, sizeof ids);
+    k = pv_env_key_mix(k, &st->reward, sizeof st->reward);
+    return pv_env_key_mix(k, st->retrieved, st->n_retrieved * sizeof st->retrieved[0]);
+}
+
 static pv_err_t s_save(const void *env, uint8_t *buf, size_t cap, size_t *len)
 {
     const sq_env_t *e = env;
@@ -380,6 +396,7 @@ const pv_env_ops_t pv_searchqa_ops = {
     .task_text = s_task_text,
     .admissible = s_admissible,
     .save = s_save,
+    .state_key = s_state_key,
     .load = s_load,
     .expert_action = sq_expert_action,
     .expert_plan_len = sq_expert_plan_len,

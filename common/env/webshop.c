@@ -315,6 +315,23 @@ static const char *s_task_text(const void *env)
 
 /* ---- save / load ---------------------------------------------------------------------------- */
 
+/* Key of the shopping state: everything in ws_state_t but n_steps, field by field (the
+ * struct has padding). */
+static uint64_t s_state_key(const void *env)
+{
+    const ws_env_t *e = env;
+    const ws_state_t *st = &e->st;
+    if (!e->started)
+        return 0;
+    uint64_t ids[10] = {st->split, st->task_id, st->seed,    st->goal,    st->done,
+                        st->won,   st->page,    st->page_no, st->product, st->n_results};
+    uint64_t k = pv_env_key_mix(0x77656273686f70ULL, ids, sizeof ids);
+    k = pv_env_key_mix(k, &st->reward, sizeof st->reward);
+    k = pv_env_key_mix(k, st->sel, sizeof st->sel);
+    k = pv_env_key_mix(k, st->results, st->n_results * sizeof st->results[0]);
+    return pv_env_key_mix(k, st->query, strnlen(st->query, sizeof st->query));
+}
+
 static pv_err_t s_save(const void *env, uint8_t *buf, size_t cap, size_t *len)
 {
     const ws_env_t *e = env;
@@ -455,6 +472,7 @@ const pv_env_ops_t pv_webshop_ops = {
     .task_text = s_task_text,
     .admissible = ws_admissible,
     .save = s_save,
+    .state_key = s_state_key,
     .load = s_load,
     .expert_action = ws_expert_action,
     .expert_plan_len = ws_expert_plan_len,
