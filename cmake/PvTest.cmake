@@ -16,3 +16,32 @@ function(pv_add_test)
     set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}")
   endif()
 endfunction()
+
+# pv_add_mpi_test(NAME name NP n [OK n] SOURCES ... LIBS ... [ARGS ...] [TIMEOUT s])
+# Builds like pv_add_test and runs under `mpirun --oversubscribe` on this machine, with
+# yield-when-idle (oversubscribed ranks must not spin) and --enable-recovery (a killed rank
+# must not take the job down). Root is allowed because CI runs as root.
+function(pv_add_mpi_test)
+  cmake_parse_arguments(T "" "NAME;NP;OK;TIMEOUT;TARGET" "SOURCES;LIBS;ARGS" ${ARGN})
+  if(NOT DEFINED T_OK)
+    set(T_OK ${T_NP})
+  endif()
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 120)
+  endif()
+  if(NOT T_TARGET)
+    set(T_TARGET ${T_NAME})
+    add_executable(${T_TARGET} ${T_SOURCES})
+    set_target_properties(${T_TARGET} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+    target_link_libraries(${T_TARGET} PRIVATE ${T_LIBS} PkgConfig::CMOCKA MPI::MPI_C)
+  endif()
+  add_test(NAME ${T_NAME}
+    COMMAND ${CMAKE_SOURCE_DIR}/tests/support/mpirun-verdict ${T_OK}
+            ${MPIEXEC_EXECUTABLE} --oversubscribe --enable-recovery --mca mpi_yield_when_idle 1
+            --mca orte_allowed_exit_without_sync 1
+            --mca btl_vader_single_copy_mechanism none
+            -np ${T_NP} $<TARGET_FILE:${T_TARGET}> ${T_ARGS}
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(${T_NAME} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "mpi"
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;PV_SOURCE_DIR=${CMAKE_SOURCE_DIR};PV_BUILD_DIR=${CMAKE_BINARY_DIR};CMOCKA_MESSAGE_OUTPUT=STDOUT")
+endfunction()

@@ -39,6 +39,9 @@ typedef struct pv_traj {
     double reward; /* outcome R */
     bool won;
     int64_t group; /* group id (same task) */
+    /* Environment state keys (pv_env_state_key), state_keys[t] before step t, t = 0 ..
+     * n_steps; NULL when not recorded (rollout.h records them). */
+    uint64_t *state_keys;
     /* Optional saved environment states (rollout.h): states[t] (state_len[t] bytes) is the
      * state before step t, t = 0 .. n_steps; NULL when not recorded. */
     uint8_t **states;

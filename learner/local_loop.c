@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/policy/featurize.h"
 #include "judge/proposer.h"
 
 static pv_task_t s_task(const pv_local_t *L, pv_env_split_t split, uint64_t id)
@@ -104,22 +103,16 @@ pv_err_t pv_local_eval(pv_local_t *L, pv_env_split_t split, uint64_t first_task,
     return PV_OK;
 }
 
-/* The judge's view of a group: state keys are hashes of the observation texts (equal
- * observations = equal states, the proxy the local loop uses). */
+/* The judge's view of a group: outcomes and the rollout's state keys. */
 static pv_err_t s_views(pv_arena_t *a, const pv_traj_t *tr, size_t G, pv_traj_view_t **out)
 {
     pv_traj_view_t *v = pv_arena_calloc(a, G, sizeof *v);
     if (!v)
         return PV_ERR_NOMEM;
-    for (size_t i = 0; i < G; i++) {
-        uint64_t *keys = pv_arena_alloc(a, (tr[i].n_steps + 1) * sizeof *keys, 0);
-        if (!keys)
-            return PV_ERR_NOMEM;
-        for (size_t t = 0; t <= tr[i].n_steps; t++)
-            keys[t] = pv_feat_hash(tr[i].texts[2 * t], strlen(tr[i].texts[2 * t]));
-        v[i] = (pv_traj_view_t){
-            .success = tr[i].won, .n_steps = (uint32_t)tr[i].n_steps, .state_keys = keys};
-    }
+    for (size_t i = 0; i < G; i++)
+        v[i] = (pv_traj_view_t){.success = tr[i].won,
+                                .n_steps = (uint32_t)tr[i].n_steps,
+                                .state_keys = tr[i].state_keys};
     *out = v;
     return PV_OK;
 }

@@ -66,6 +66,7 @@ static pv_err_t s_play(pv_env_t *env, const pv_policy_t *p, pv_policy_work_t *wo
         if (!(tr->texts[2 * s + 2] = s_dup(arena, r.obs)))
             return pv_errf(em, PV_ERR_NOMEM, "rollout: arena full");
         tr->n_steps++;
+        tr->state_keys[tr->n_steps] = pv_env_state_key(env);
         if (save && (rc = s_save(env, state_max, arena, tr, tr->n_steps, em)) != PV_OK)
             return rc;
         if (r.done) {
@@ -81,11 +82,12 @@ static pv_err_t s_alloc(pv_arena_t *arena, size_t limit, bool save, pv_traj_t *t
 {
     tr->texts = pv_arena_calloc(arena, 2 * limit + 1, sizeof *tr->texts);
     tr->steps = pv_arena_calloc(arena, limit ? limit : 1, sizeof *tr->steps);
+    tr->state_keys = pv_arena_calloc(arena, limit + 1, sizeof *tr->state_keys);
     if (save) {
         tr->states = pv_arena_calloc(arena, limit + 1, sizeof *tr->states);
         tr->state_len = pv_arena_calloc(arena, limit + 1, sizeof *tr->state_len);
     }
-    if (!tr->texts || !tr->steps || (save && (!tr->states || !tr->state_len)))
+    if (!tr->texts || !tr->steps || !tr->state_keys || (save && (!tr->states || !tr->state_len)))
         return pv_errf(em, PV_ERR_NOMEM, "rollout: arena full");
     return PV_OK;
 }
@@ -113,6 +115,7 @@ pv_err_t pv_rollout_episode(const pv_env_model_t *model, pv_env_t *env, const pv
     if (rc == PV_OK) {
         out->task_text = s_dup(arena, pv_env_task_text(env));
         out->texts[0] = s_dup(arena, r.obs);
+        out->state_keys[0] = pv_env_state_key(env);
         if (!out->task_text || !out->texts[0])
             rc = pv_errf(em, PV_ERR_NOMEM, "rollout: arena full");
     }

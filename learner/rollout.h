@@ -2,7 +2,8 @@
  * verifier's inner loops, shared by prover-train-local and the distributed roles.
  *
  * A rollout plays one task on an environment instance with the policy (sampling with an RNG,
- * or greedy), recording a pv_traj_t (batch.h) whose texts, candidate lists and, optionally,
+ * or greedy), recording a pv_traj_t (batch.h) whose texts, candidate lists, state keys
+ * (pv_env_state_key, for the judge) and, optionally,
  * saved environment states (pv_env_save before every step and after the last) are copied
  * into a caller's arena: the environment's own buffers are only valid until its next step.
  * A continuation restores a saved state (pv_env_load) and plays on to the end of the

@@ -3,14 +3,19 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "common/env/env_impl.h"
 
 /* The families this build knows. A family adds itself here and nowhere else. */
 extern const pv_env_ops_t pv_alfworld_ops;
+extern const pv_env_ops_t pv_webshop_ops;
+extern const pv_env_ops_t pv_searchqa_ops;
 
 static const pv_env_ops_t *const s_families[] = {
     &pv_alfworld_ops,
+    &pv_webshop_ops,
+    &pv_searchqa_ops,
 };
 #define S_N_FAMILIES (sizeof s_families / sizeof s_families[0])
 
@@ -189,6 +194,16 @@ pv_err_t pv_env_load(pv_env_t *self, const uint8_t *buf, size_t len, pv_errmsg_t
 pv_err_t pv_env_expert_action(pv_env_t *self, char *buf, size_t cap)
 {
     return self->model->ops->expert_action(self->impl, buf, cap);
+}
+
+uint64_t pv_env_state_key(const pv_env_t *self)
+{
+    return self->model->ops->state_key(self->impl);
+}
+
+uint64_t pv_env_key_mix(uint64_t key, const void *data, size_t n)
+{
+    return XXH3_64bits_withSeed(data, n, key);
 }
 
 int pv_env_expert_plan_len(pv_env_t *self)

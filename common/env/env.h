@@ -136,6 +136,13 @@ pv_err_t pv_env_expert_action(pv_env_t *self, char *buf, size_t cap);
  * be reached (the oracle judge's "still solvable within the remaining steps?"). */
 int pv_env_expert_plan_len(pv_env_t *self);
 
+/* A 64-bit key of the current state that ignores the step counter: two instances of the
+ * same task in the same situation (same world facts, same page and selections, same
+ * retrieved passages) get equal keys whatever step they reached it at; different states
+ * collide with probability ~2^-64. The contrast judge compares trajectories with it.
+ * Hash: XXH3-64 (libxxhash) over the family's state fields. 0 when no episode started. */
+uint64_t pv_env_state_key(const pv_env_t *self);
+
 /* Name of a kind ("alfworld"), or "unknown". */
 const char *pv_env_kind_name(pv_env_kind_t kind);
 

@@ -28,6 +28,10 @@ typedef struct pv_env_ops {
     pv_err_t (*load)(void *env, const uint8_t *buf, size_t len, pv_errmsg_t *em);
     pv_err_t (*expert_action)(void *env, char *buf, size_t cap);
     int (*expert_plan_len)(void *env);
+    uint64_t (*state_key)(const void *env); /* see pv_env_state_key(); use pv_env_key_mix() */
 } pv_env_ops_t;
+
+/* Fold `n` bytes into a running state key (XXH3-64 seeded with the key so far). */
+uint64_t pv_env_key_mix(uint64_t key, const void *data, size_t n);
 
 #endif

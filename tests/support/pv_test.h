@@ -38,4 +38,20 @@ static inline void pv_test_bin(const char *name, char *buf, size_t cap)
     snprintf(buf, cap, "%s/bin/%s", b && *b ? b : "build", name);
 }
 
+/* Record this MPI rank's verdict for tests/support/mpirun-verdict: writes "ok" or "fail"
+ * to $PV_VERDICT_DIR/rank-<rank> (nothing when the variable is unset). */
+static inline void pv_test_mpi_verdict(int rank, int failed)
+{
+    const char *dir = getenv("PV_VERDICT_DIR");
+    char path[512];
+    if (!dir || !*dir)
+        return;
+    snprintf(path, sizeof path, "%s/rank-%d", dir, rank);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(failed ? "fail\n" : "ok\n", f);
+        fclose(f);
+    }
+}
+
 #endif

@@ -1,0 +1,46 @@
+/* broker_io.h - prover-broker's process: the ROUTER socket, the /metrics server and the
+ * broker core, in one thread.
+ *
+ * Every client (worker, producer, weights publisher or subscriber, prover-stats) is a
+ * DEALER or REQ-like peer of one ROUTER socket; frames are [routing id][envelope]. Each
+ * envelope is decoded (common/wire: bounded, never trusting the bytes) and turned into one
+ * core event; the actions the core returns are encoded and sent at once. Malformed frames,
+ * undecodable envelopes and message types the broker does not accept are counted by reason
+ * and dropped. Payload bytes stay in the received frame while the job is held and are
+ * copied once, into the LEASE that carries them (sent without a further copy); weights are
+ * relayed as the very frame the learner sent (ZeroMQ reference counting).
+ *
+ * The loop blocks in zmq_poll until a message, an HTTP request or the next core deadline:
+ * an idle broker uses no CPU.
+ */
+#ifndef PV_BROKER_IO_H
+#define PV_BROKER_IO_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "common/config.h"
+#include "common/err.h"
+
+typedef struct pv_broker_io pv_broker_io_t;
+
+/* Set up from the `broker` section of `cfg`: services, bounds, timers; bind
+ * cfg->broker.bind (a "*" port picks a free one) and start /metrics when metrics_port > 0.
+ * Errors: PV_ERR_CONFIG (bad services or bounds), PV_ERR_NET (cannot bind or listen),
+ * PV_ERR_NOMEM; `em` says what. */
+pv_err_t pv_broker_io_new(const pv_config_t *cfg, pv_broker_io_t **out, pv_errmsg_t *em);
+
+/* Close everything and free; clears *self. NULL-safe. */
+void pv_broker_io_destroy(pv_broker_io_t **self);
+
+/* The bound ZeroMQ endpoint with wildcards resolved ("tcp://127.0.0.1:41327"). */
+const char *pv_broker_io_endpoint(const pv_broker_io_t *self);
+
+/* The bound /metrics port, 0 when off. */
+uint16_t pv_broker_io_metrics_port(const pv_broker_io_t *self);
+
+/* Serve until *stop becomes non-zero (checked at least every 100 ms and after signals).
+ * Errors: PV_ERR_NET when the socket fails for good. */
+pv_err_t pv_broker_io_run(pv_broker_io_t *self, volatile sig_atomic_t *stop);
+
+#endif

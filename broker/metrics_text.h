@@ -1,0 +1,26 @@
+/* metrics_text.h - the broker's stats snapshot as Prometheus text.
+ *
+ * Renders a pv_broker_stats_t in the Prometheus text exposition format 0.0.4
+ * (https://prometheus.io/docs/instrumenting/exposition_formats/): one `# HELP` and one
+ * `# TYPE` line per metric family, samples with labels, label values escaped (\\, \", \n),
+ * floats as Go's strconv prints them (NaN, +Inf, -Inf). Counters end in `_total`;
+ * lease-to-ack latency is a summary (quantiles 0.5 and 0.99 over the last one to two stats
+ * windows, `_sum` and `_count` since start, in seconds). Every family is prefixed
+ * `prover_broker_`; per-service families carry `service`, per-reason families `reason`,
+ * per-worker families `service` and `worker`.
+ */
+#ifndef PV_METRICS_TEXT_H
+#define PV_METRICS_TEXT_H
+
+#include <stdio.h>
+
+#include "broker/broker_stats.h"
+#include "common/err.h"
+
+/* Content-Type of the output, for the HTTP response. */
+#define PV_METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/* Write the exposition of `st` to `out`. Errors: PV_ERR_IO when a write fails. */
+pv_err_t pv_broker_metrics_write(const pv_broker_stats_t *st, FILE *out);
+
+#endif

@@ -1,0 +1,149 @@
+/* zmsg_pool.c - frame holders and zero-copy send buffers; see zmsg_pool.h. */
+#include "broker/zmsg_pool.h"
+
+#include <stdlib.h>
+
+pv_frame_t *pv_frame_get(pv_frame_pool_t *pool)
+{
+    pv_frame_t *f = pool->free;
+    if (f) {
+        pool->free = f->next;
+        pool->n_free--;
+    } else if (!(f = malloc(sizeof *f))) {
+        return NULL;
+    }
+    zmq_msg_init(&f->msg);
+    f->next = NULL;
+    pool->n_out++;
+    return f;
+}
+
+void pv_frame_put(pv_frame_pool_t *pool, pv_frame_t *frame)
+{
+    if (!frame)
+        return;
+    zmq_msg_close(&frame->msg);
+    frame->next = pool->free;
+    pool->free = frame;
+    pool->n_free++;
+    pool->n_out--;
+}
+
+void pv_frame_pool_fini(pv_frame_pool_t *pool)
+{
+    while (pool->free) {
+        pv_frame_t *f = pool->free;
+        pool->free = f->next;
+        free(f);
+    }
+    pool->n_free = 0;
+}
+
+struct pv_sendpool {
+    pthread_mutex_t lock;
+    pv_sendbuf_t *free;
+    size_t keep_bytes, n_out, n_kept;
+};
+
+pv_err_t pv_sendpool_new(size_t keep_bytes, pv_sendpool_t **out)
+{
+    pv_sendpool_t *p = calloc(1, sizeof *p);
+    if (!p)
+        return PV_ERR_NOMEM;
+    pthread_mutex_init(&p->lock, NULL);
+    p->keep_bytes = keep_bytes;
+    *out = p;
+    return PV_OK;
+}
+
+void pv_sendpool_destroy(pv_sendpool_t **pool)
+{
+    if (!pool || !*pool)
+        return;
+    pv_sendpool_t *p = *pool;
+    while (p->free) {
+        pv_sendbuf_t *b = p->free;
+        p->free = b->next;
+        pv_wire_buf_free(&b->buf);
+        free(b);
+    }
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+    *pool = NULL;
+}
+
+pv_sendbuf_t *pv_sendbuf_get(pv_sendpool_t *pool)
+{
+    pthread_mutex_lock(&pool->lock);
+    pv_sendbuf_t *b = pool->free;
+    if (b) {
+        pool->free = b->next;
+        pool->n_kept--;
+    }
+    pool->n_out++;
+    pthread_mutex_unlock(&pool->lock);
+    if (!b) {
+        b = calloc(1, sizeof *b);
+        if (!b) {
+            pthread_mutex_lock(&pool->lock);
+            pool->n_out--;
+            pthread_mutex_unlock(&pool->lock);
+            return NULL;
+        }
+        pv_wire_buf_init(&b->buf, 0);
+        b->pool = pool;
+    }
+    b->buf.len = 0;
+    b->next = NULL;
+    return b;
+}
+
+void pv_sendbuf_put(pv_sendbuf_t *b)
+{
+    pv_sendpool_t *pool = b->pool;
+    pthread_mutex_lock(&pool->lock);
+    pool->n_out--;
+    if (b->buf.cap <= pool->keep_bytes) {
+        b->next = pool->free;
+        pool->free = b;
+        pool->n_kept++;
+        b = NULL;
+    }
+    pthread_mutex_unlock(&pool->lock);
+    if (b) {
+        pv_wire_buf_free(&b->buf);
+        free(b);
+    }
+}
+
+/* ZeroMQ's free callback, called from its I/O thread. */
+static void s_release(void *data, void *hint)
+{
+    (void)data;
+    pv_sendbuf_put(hint);
+}
+
+pv_err_t pv_sendbuf_msg(pv_sendbuf_t *b, zmq_msg_t *msg)
+{
+    if (zmq_msg_init_data(msg, b->buf.data, b->buf.len, s_release, b) != 0) {
+        pv_sendbuf_put(b);
+        return PV_ERR_NET;
+    }
+    return PV_OK;
+}
+
+size_t pv_sendpool_out(pv_sendpool_t *pool)
+{
+    pthread_mutex_lock(&pool->lock);
+    size_t n = pool->n_out;
+    pthread_mutex_unlock(&pool->lock);
+    return n;
+}
+
+size_t pv_sendpool_kept(pv_sendpool_t *pool)
+{
+    pthread_mutex_lock(&pool->lock);
+    size_t n = pool->n_kept;
+    pthread_mutex_unlock(&pool->lock);
+    return n;
+}

@@ -1,0 +1,136 @@
+/* config_keys.h - every configuration key of a prover run, described once.
+ *
+ * From this list follow the pv_config_t struct (config.h), the YAML/command-line parser and
+ * its error messages (config.c), the defaults, and docs/config.md (`prover-config
+ * --describe`). Add a key here and nowhere else.
+ *
+ * Each section is an X-macro taking five entry macros:
+ *   I(section, key, default, min, max, doc)   integer (int64_t), inclusive range
+ *   F(section, key, default, min, max, doc)   float (double), inclusive range
+ *   B(section, key, default, doc)             boolean (true/false)
+ *   S(section, key, default, doc)             string (at most PV_CONFIG_STR_MAX - 1 bytes)
+ *   E(section, key, default, choices, doc)    one of the '|'-separated choices, stored as text
+ * Names follow verl where a verl user would look for them (clip_ratio_low, loss_agg_mode,
+ * adv_estimator, kl_loss_type, ...).
+ */
+#ifndef PV_CONFIG_KEYS_H
+#define PV_CONFIG_KEYS_H
+
+#define PV_CONFIG_SECTIONS(X)                                                                      \
+    X(run)                                                                                         \
+    X(env)                                                                                         \
+    X(policy)                                                                                      \
+    X(actor)                                                                                       \
+    X(algorithm)                                                                                   \
+    X(prover)                                                                                      \
+    X(learner)                                                                                     \
+    X(broker)                                                                                      \
+    X(cluster)
+
+#define PV_CONFIG_run(I, F, B, S, E)                                                               \
+    S(run, name, "prover", "Run name; used in log lines and output file names.")                   \
+    I(run, seed, 1, 0, INT64_MAX, "Master seed; every RNG in the run is derived from it.")         \
+    S(run, out_dir, "runs/default", "Folder for metrics.jsonl, checkpoints, plots, summary.")      \
+    E(run, log_level, "info", "debug|info|warn|error", "Lowest log level printed.")                \
+    I(run, iterations, 40, 1, 1000000, "Learner updates (iterations) before the run ends.")        \
+    I(run, time_limit_s, 0, 0, INT64_MAX, "Stop after this many seconds; 0 = no limit.")
+
+#define PV_CONFIG_env(I, F, B, S, E)                                                               \
+    E(env, name, "alfworld", "alfworld|webshop|searchqa", "Environment family.")                   \
+    S(env, data_path, "", "Benchmark data (file or folder); empty = the embedded generator.")      \
+    I(env, max_steps, 0, 0, 1000, "Episode step limit; 0 = the benchmark's default.")              \
+    I(env, seed, 7, 0, INT64_MAX, "Generator seed (catalogue, corpus), not the task seed.")        \
+    I(env, gen_receptacles, 0, 0, 64, "alfworld generator: receptacles per room; 0 = default.")    \
+    I(env, gen_distractors, 0, 0, 256, "Generator: distractor objects/items; 0 = default.")        \
+    I(env, gen_task_types, 0, 0, 63,                                                               \
+      "alfworld generator: bit mask of the six task types; 0 = all.")                              \
+    I(env, gen_size, 0, 0, 1000000, "webshop/searchqa generator: products/entities; 0 = default.") \
+    I(env, top_k, 3, 1, 20, "searchqa: passages returned per search.")
+
+#define PV_CONFIG_policy(I, F, B, S, E)                                                            \
+    E(policy, kind, "bow_mlp", "bow_mlp", "Policy model: bow_mlp = hashed bag-of-words scorer.")   \
+    I(policy, hash_buckets, 16384, 64, 1 << 24, "Hashed word/bigram feature buckets.")             \
+    I(policy, embed_dim, 32, 1, 1024, "Feature embedding width.")                                  \
+    I(policy, hidden_dim, 64, 1, 4096, "Hidden layer width of the scorer.")                        \
+    I(policy, history, 4, 0, 64, "Recent observation/action texts in the context.")                \
+    S(policy, init_checkpoint, "", "Start from this checkpoint's policy; empty = random init.")
+
+#define PV_CONFIG_actor(I, F, B, S, E)                                                             \
+    I(actor, envs, 4, 1, 1024, "Environments per actor process.")                                  \
+    I(actor, group_size, 8, 1, 64, "Trajectories per group (G) sampled for one task.")             \
+    F(actor, temperature, 1.0, 0.0, 100.0, "Sampling temperature; 0 = greedy.")
+
+#define PV_CONFIG_algorithm(I, F, B, S, E)                                                         \
+    E(algorithm, adv_estimator, "prover", "grpo|prover|drgrpo|rloo|reinforce_plus_plus_baseline",  \
+      "Advantage estimator; prover = GRPO plus verified pivotal-segment credit.")                  \
+    B(algorithm, norm_adv_by_std_in_grpo, true, "GRPO: divide by the group std (verl's flag).")    \
+    F(algorithm, gamma, 1.0, 0.0, 1.0, "Discount for estimators that use returns.")
+
+#define PV_CONFIG_prover(I, F, B, S, E)                                                            \
+    E(prover, judge, "contrast", "contrast|random|oracle|exhaustive",                              \
+      "Who proposes pivotal segments.")                                                            \
+    F(prover, lambda, 1.0, 0.0, 100.0, "Weight of the verified delta added to the advantage.")     \
+    E(prover, sign, "positive", "positive|both",                                                   \
+      "Use positive deltas only (paper) or both signs.")                                           \
+    E(prover, apply, "add", "add|replace",                                                         \
+      "Add lambda*delta to the GRPO advantage or replace it.")                                     \
+    I(prover, k, 4, 1, 1024, "Continuations sampled from each verified state.")                    \
+    I(prover, max_segments, 2, 1, 64, "Segments proposed per group.")                              \
+    I(prover, verify_budget, 2000, 0, INT64_MAX,                                                   \
+      "Environment steps a group's verification may spend; 0 = unlimited.")
+
+#define PV_CONFIG_learner(I, F, B, S, E)                                                           \
+    F(learner, lr, 1e-3, 0.0, 10.0, "Adam learning rate.")                                         \
+    F(learner, beta1, 0.9, 0.0, 1.0, "Adam beta1.")                                                \
+    F(learner, beta2, 0.999, 0.0, 1.0, "Adam beta2.")                                              \
+    F(learner, eps, 1e-8, 0.0, 1.0, "Adam epsilon.")                                               \
+    F(learner, weight_decay, 0.0, 0.0, 1.0, "Decoupled weight decay (AdamW).")                     \
+    F(learner, grad_clip, 1.0, 0.0, 1e9, "Global gradient-norm clip; 0 = off.")                    \
+    F(learner, clip_ratio_low, 0.2, 0.0, 1.0, "PPO clip: ratio floor is 1 - clip_ratio_low.")      \
+    F(learner, clip_ratio_high, 0.2, 0.0, 10.0, "PPO clip: ratio ceiling is 1 + clip_ratio_high.") \
+    F(learner, clip_ratio_c, 3.0, 1.0, 1e9, "Dual-clip constant c for negative advantages.")       \
+    E(learner, loss_agg_mode, "token-mean",                                                        \
+      "token-mean|seq-mean-token-sum|seq-mean-token-mean|seq-mean-token-sum-norm",                 \
+      "How token losses are aggregated (verl's agg_loss).")                                        \
+    F(learner, entropy_coeff, 0.0, 0.0, 10.0, "Entropy bonus coefficient.")                        \
+    B(learner, use_kl_loss, false, "Add a KL-to-reference term to the loss.")                      \
+    F(learner, kl_loss_coef, 0.001, 0.0, 100.0, "Weight of the KL term.")                          \
+    E(learner, kl_loss_type, "k3", "k1|k2|k3", "KL estimator (Schulman's k1/k2/k3).")              \
+    I(learner, ppo_epochs, 1, 1, 100, "Passes over each batch.")                                   \
+    I(learner, batch_groups, 8, 1, 100000, "Groups per policy update.")                            \
+    I(learner, max_policy_lag, 2, 0, 1000000, "Drop (and count) groups older than this.")          \
+    I(learner, bc_episodes, 0, 0, 1000000, "Expert episodes for a behaviour-cloning warm start.")  \
+    I(learner, bc_epochs, 4, 0, 1000, "Passes over the behaviour-cloning demonstrations.")         \
+    I(learner, eval_every, 10, 0, 1000000, "Greedy evaluation every N iterations; 0 = off.")       \
+    I(learner, eval_tasks, 50, 1, 1000000, "Held-out tasks per evaluation.")                       \
+    I(learner, checkpoint_every, 20, 0, 1000000,                                                   \
+      "Checkpoint every N iterations; 0 = only at end.")                                           \
+    S(learner, resume, "", "Resume the run from this checkpoint file.")
+
+#define PV_CONFIG_broker(I, F, B, S, E)                                                            \
+    S(broker, bind, "tcp://127.0.0.1:5555", "Endpoint the broker binds.")                          \
+    S(broker, endpoint, "tcp://127.0.0.1:5555", "Endpoint the other roles connect to.")            \
+    I(broker, heartbeat_ms, 1000, 10, 3600000, "Heartbeat interval.")                              \
+    I(broker, liveness, 3, 1, 1000, "Missed heartbeats before a peer is dead.")                    \
+    I(broker, lease_ms, 30000, 10, 86400000, "A job not acked within this is re-queued.")          \
+    I(broker, max_queue_msgs, 1024, 1, 100000000, "Queue bound per service (messages).")           \
+    I(broker, max_queue_bytes, 268435456, 1024, INT64_MAX, "Queue bound per service (bytes).")     \
+    I(broker, metrics_port, 9100, 0, 65535, "HTTP port for Prometheus /metrics; 0 = off.")         \
+    S(broker, curve_dir, "", "Folder with CURVE keys; empty = no encryption/authentication.")      \
+    S(broker, services, "judge,verify,learn", "Comma-separated services workers register for.")    \
+    I(broker, max_attempts, 5, 0, 1000000,                                                         \
+      "Leases per job before it is dropped with a failed reply; 0 = unlimited.")                   \
+    I(broker, dedup_window, 65536, 0, 1073741824,                                                  \
+      "Completed job ids remembered, so a duplicate submit is not delivered again.")               \
+    I(broker, max_peers, 4096, 1, 16777216, "Connected workers and clients at once.")              \
+    S(broker, metrics_bind, "0.0.0.0", "IPv4 address the /metrics HTTP server listens on.")        \
+    I(broker, stats_window_ms, 10000, 10, 86400000,                                                \
+      "Rates and latency percentiles cover the last one to two windows of this length.")
+
+#define PV_CONFIG_cluster(I, F, B, S, E)                                                           \
+    I(cluster, actors, 2, 1, 100000, "prover-actor processes.")                                    \
+    I(cluster, judges, 1, 1, 1000, "prover-judge processes.")                                      \
+    I(cluster, verifiers, 1, 0, 100000, "prover-verifier processes.")                              \
+    S(cluster, hostfile, "", "MPI hostfile; empty = this machine.")
+
+#endif

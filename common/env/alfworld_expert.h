@@ -1,0 +1,32 @@
+/* alfworld_expert.h - shortest plans for ALFWorld games (internal to common/env). */
+#ifndef PV_ALFWORLD_EXPERT_H
+#define PV_ALFWORLD_EXPERT_H
+
+#include "common/env/alfworld_int.h"
+
+typedef struct pv_alf_expert pv_alf_expert_t;
+
+#define PV_ALF_EXPERT_NONE  (-1) /* no plan within the step budget */
+#define PV_ALF_EXPERT_LIMIT (-2) /* search budget (nodes) exhausted */
+
+/* Search scratch, grown on demand and kept between calls. Errors: PV_ERR_NOMEM. */
+pv_err_t pv_alf_expert_new(pv_alf_expert_t **out);
+void pv_alf_expert_destroy(pv_alf_expert_t **ex);
+
+/* Length of a shortest action sequence from state `fd` to the goal, at most `max_len` actions,
+ * and its first operator in *first (-1 when the goal holds already). Breadth-first search over
+ * the real operators, restricted to actions that can matter (see alfworld_expert.c); ties are
+ * broken by the admissible-command order, so plans are deterministic. Returns the length,
+ * PV_ALF_EXPERT_NONE or PV_ALF_EXPERT_LIMIT. */
+int pv_alf_expert_plan(pv_alf_expert_t *ex, const pv_alf_game_t *g, const uint64_t *fd,
+                       uint32_t max_len, int32_t *first);
+
+/* The operators the search may use from `fd` (for tests): writes up to `cap` operator ids,
+ * returns how many there are. */
+uint32_t pv_alf_expert_allowed(pv_alf_expert_t *ex, const pv_alf_game_t *g, const uint64_t *fd,
+                               uint32_t *ops, uint32_t cap);
+
+/* Use every operator (no pruning); for tests that check pruning keeps plans optimal. */
+void pv_alf_expert_set_exhaustive(pv_alf_expert_t *ex, bool on);
+
+#endif

@@ -1,0 +1,403 @@
+/* searchqa.c - the searchqa family's model and episode operations; see searchqa.h. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/env/env_impl.h"
+#include "common/env/searchqa_model.h"
+#include "common/env/state_io.h"
+#include "common/env/text_util.h"
+
+#define S_STATE_VERSION 1u
+
+/* Search-R1 generation.py execute_predictions(), the invalid-action observation. */
+static const char s_invalid[] =
+    "My previous action is invalid. If I want to search, I should put the query between "
+    "<search> and </search>. If I want to give the final answer, I should put the answer "
+    "between <answer> and </answer>. Let me try again.";
+
+static void s_model_destroy(void *model)
+{
+    sq_model_free(model);
+}
+
+static pv_err_t s_model_new(const pv_env_spec_t *spec, void **out, pv_errmsg_t *em)
+{
+    if (spec->top_k > PV_SEARCHQA_MAX_TOP_K)
+        return pv_errf(em, PV_ERR_INVAL, "searchqa: top_k %u > %d", spec->top_k,
+                       PV_SEARCHQA_MAX_TOP_K);
+    if (spec->max_steps > PV_SEARCHQA_MAX_TURNS)
+        return pv_errf(em, PV_ERR_INVAL, "searchqa: max_steps %u > %d", spec->max_steps,
+                       PV_SEARCHQA_MAX_TURNS);
+    sq_model_t *m = calloc(1, sizeof *m);
+    if (!m)
+        return PV_ERR_NOMEM;
+    m->max_turns = spec->max_steps ? spec->max_steps : PV_SEARCHQA_MAX_STEPS;
+    m->top_k = spec->top_k ? spec->top_k : PV_SEARCHQA_TOP_K;
+    pv_err_t rc = pv_strpool_init(&m->str);
+    if (!rc)
+        rc = spec->data_path && *spec->data_path ? sq_load_real(m, spec->data_path, em)
+                                                 : sq_generate(m, spec, em);
+    if (!rc)
+        rc = sq_model_finish(m, em);
+    if (rc) {
+        sq_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return PV_OK;
+}
+
+static uint64_t s_n_tasks(const void *model, pv_env_split_t split)
+{
+    const sq_model_t *m = model;
+    return split <= PV_SPLIT_TEST ? m->n_split[split] : 0;
+}
+
+static uint32_t s_max_steps(const void *model)
+{
+    return ((const sq_model_t *)model)->max_turns;
+}
+
+/* version, fingerprint, split, task, seed, question, turns, done, won, last, reward,
+ * last_n, n_retrieved, retrieved[] */
+static size_t s_state_max(const void *model)
+{
+    const sq_model_t *m = model;
+    return 4 + 8 + 4 + 8 + 8 + 4 + 4 + 3 + 4 + 4 + 4 + 4 * (size_t)m->max_turns * m->top_k;
+}
+
+static void s_env_destroy(void *env)
+{
+    sq_env_t *e = env;
+    if (!e)
+        return;
+    pv_fts_reader_destroy(&e->fts);
+    free(e->obs);
+    free(e);
+}
+
+static pv_err_t s_env_new(const void *model, void **out)
+{
+    const sq_model_t *m = model;
+    sq_env_t *e = calloc(1, sizeof *e);
+    if (!e)
+        return PV_ERR_NOMEM;
+    e->m = m;
+    e->obs = calloc(1, m->obs_cap);
+    pv_err_t rc = e->obs ? pv_fts_reader_new(m->fts, &e->fts) : PV_ERR_NOMEM;
+    if (rc) {
+        s_env_destroy(e);
+        return rc;
+    }
+    *out = e;
+    return PV_OK;
+}
+
+pv_err_t sq_search(sq_env_t *e, const char *query, uint32_t *ids, uint32_t *n)
+{
+    uint32_t k = 0;
+    pv_err_t rc = pv_fts_search(e->fts, query, e->m->top_k, e->hits, &k);
+    *n = 0;
+    for (uint32_t i = 0; !rc && i < k; i++)
+        if (e->hits[i] >= 1 && (uint64_t)e->hits[i] <= e->m->n_passages)
+            ids[(*n)++] = (uint32_t)(e->hits[i] - 1);
+    return rc;
+}
+
+static void s_render(sq_env_t *e)
+{
+    const sq_model_t *m = e->m;
+    const sq_state_t *st = &e->st;
+    pv_sbuf_t b;
+    pv_sbuf_init(&b, e->obs, m->obs_cap);
+    switch (st->last) {
+    case SQ_LAST_QUESTION:
+        pv_sbuf_printf(&b, "Question: %s", sq_s(m, m->questions[st->question].question));
+        break;
+    case SQ_LAST_INVALID:
+        pv_sbuf_put(&b, s_invalid);
+        break;
+    case SQ_LAST_ANSWER:
+        break;
+    case SQ_LAST_INFO: {
+        /* _passages2string(): "Doc {i}(Title: {title}) {text}\n", then .strip() */
+        char *start = e->obs + strlen("<information>");
+        pv_sbuf_put(&b, "<information>");
+        for (uint32_t i = 0; i < st->last_n; i++) {
+            const sq_passage_t *p = &m->passages[st->retrieved[st->n_retrieved - st->last_n + i]];
+            pv_sbuf_printf(&b, "Doc %u(Title: %s) %s\n", i + 1, sq_s(m, p->title),
+                           sq_s(m, p->text));
+        }
+        while (b.len > (size_t)(start - e->obs) && (unsigned char)b.p[b.len - 1] <= ' ')
+            b.p[--b.len] = '\0';
+        pv_sbuf_put(&b, "</information>");
+        break;
+    }
+    }
+}
+
+static void s_result(const sq_env_t *e, bool admissible, pv_step_result_t *out)
+{
+    *out = (pv_step_result_t){.obs = e->obs,
+                              .reward = e->st.last == SQ_LAST_ANSWER ? e->st.reward : 0.0f,
+                              .done = e->st.done,
+                              .won = e->st.won,
+                              .admissible = admissible,
+                              .n_steps = e->st.n_turns};
+}
+
+static pv_err_t s_reset(void *env, const pv_task_t *task, pv_step_result_t *out)
+{
+    sq_env_t *e = env;
+    const sq_model_t *m = e->m;
+    if (task->split > PV_SPLIT_TEST)
+        return PV_ERR_INVAL;
+    if (task->task_id >= m->n_split[task->split])
+        return PV_ERR_RANGE;
+    memset(&e->st, 0, sizeof e->st);
+    e->st.split = task->split;
+    e->st.task_id = task->task_id;
+    e->st.seed = task->seed;
+    e->st.question = m->split_q[task->split][task->task_id];
+    e->st.last = SQ_LAST_QUESTION;
+    e->started = true;
+    e->acts_ok = false;
+    e->ex_ok = false;
+    s_render(e);
+    s_result(e, true, out);
+    return PV_OK;
+}
+
+/* Parse an action: 1 = search, 2 = answer, 0 = invalid; the argument goes to arg. */
+static int s_parse(const char *a, char *arg, size_t cap)
+{
+    static const char *const names[] = {"search", "answer"};
+    while (*a == ' ' || *a == '\t' || *a == '\n')
+        a++;
+    for (int k = 0; k < 2; k++) {
+        size_t nl = strlen(names[k]);
+        const char *close = strrchr(a, ']');
+        if (strncmp(a, names[k], nl) == 0 && a[nl] == '[' && close && close > a + nl) {
+            size_t n = (size_t)(close - (a + nl + 1));
+            n = n < cap - 1 ? n : cap - 1;
+            memcpy(arg, a + nl + 1, n);
+            arg[n] = '\0';
+            return k + 1;
+        }
+    }
+    /* Search-R1: re.search(r'<(search|answer)>(.*?)</\1>'), first match, stripped */
+    for (const char *p = strchr(a, '<'); p; p = strchr(p + 1, '<'))
+        for (int k = 0; k < 2; k++) {
+            char open[16], close_tag[16];
+            snprintf(open, sizeof open, "<%s>", names[k]);
+            snprintf(close_tag, sizeof close_tag, "</%s>", names[k]);
+            if (strncmp(p, open, strlen(open)) != 0)
+                continue;
+            const char *body = p + strlen(open);
+            const char *end = strstr(body, close_tag);
+            if (!end)
+                continue;
+            while (body < end && (unsigned char)*body <= ' ')
+                body++;
+            while (end > body && (unsigned char)end[-1] <= ' ')
+                end--;
+            size_t n = (size_t)(end - body) < cap - 1 ? (size_t)(end - body) : cap - 1;
+            memcpy(arg, body, n);
+            arg[n] = '\0';
+            return k + 1;
+        }
+    return 0;
+}
+
+static pv_err_t s_step(void *env, const char *action, pv_step_result_t *out)
+{
+    sq_env_t *e = env;
+    sq_state_t *st = &e->st;
+    const sq_model_t *m = e->m;
+    if (!e->started || st->done)
+        return PV_ERR_STATE;
+    char arg[2048];
+    int kind = s_parse(action, arg, sizeof arg);
+    st->n_turns++;
+    st->last_n = 0;
+    if (kind == 1) {
+        uint32_t n = 0;
+        pv_err_t rc = sq_search(e, arg, st->retrieved + st->n_retrieved, &n);
+        if (rc)
+            return rc;
+        st->n_retrieved += n;
+        st->last_n = n;
+        st->last = SQ_LAST_INFO;
+    } else if (kind == 2) {
+        const sq_question_t *q = &m->questions[st->question];
+        bool em = false;
+        for (uint32_t i = 0; i < q->n_answers && !em; i++)
+            em = pv_text_em(arg, sq_ref_s(m, q->answers, i));
+        st->reward = em ? 1.0f : 0.0f;
+        st->won = em;
+        st->done = 1;
+        st->last = SQ_LAST_ANSWER;
+    } else {
+        st->last = SQ_LAST_INVALID;
+    }
+    if (!st->done && st->n_turns >= m->max_turns)
+        st->done = 1;
+    e->acts_ok = false;
+    s_render(e);
+    s_result(e, kind != 0, out);
+    return PV_OK;
+}
+
+static const char *s_task_text(const void *env)
+{
+    const sq_env_t *e = env;
+    return e->started ? sq_s(e->m, e->m->questions[e->st.question].question) : "";
+}
+
+static pv_err_t s_admissible(void *env, const char *const **actions, size_t *n)
+{
+    sq_env_t *e = env;
+    if (!e->started)
+        return PV_ERR_STATE;
+    if (!e->acts_ok) {
+        sq_candidates(e);
+        e->acts_ok = true;
+    }
+    *actions = e->acts;
+    *n = e->n_acts;
+    return PV_OK;
+}
+
+/* Key of the question state: the question, the passages retrieved so far (they record the
+ * searches made) and the outcome; not n_turns, and not which observation came last (an
+ * invalid action changes what is shown, not what is known). Field by field. */
+static uint64_t s_state_key(const void *env)
+{
+    const sq_env_t *e = env;
+    const sq_state_t *st = &e->st;
+    if (!e->started)
+        return 0;
+    uint64_t ids[7] = {st->split, st->task_id, st->seed,       st->question,
+                       st->done,  st->won,     st->n_retrieved};
+    uint64_t k = pv_env_key_mix(0x7365617263687161ULL, ids, sizeof ids);
+    k = pv_env_key_mix(k, &st->reward, sizeof st->reward);
+    return pv_env_key_mix(k, st->retrieved, st->n_retrieved * sizeof st->retrieved[0]);
+}
+
+static pv_err_t s_save(const void *env, uint8_t *buf, size_t cap, size_t *len)
+{
+    const sq_env_t *e = env;
+    if (!e->started)
+        return PV_ERR_STATE;
+    const sq_state_t *st = &e->st;
+    pv_sio_t s = {.w = buf, .cap = cap};
+    pv_sio_head(&s, S_STATE_VERSION, e->m->fingerprint);
+    pv_sio_u32(&s, st->split);
+    pv_sio_u64(&s, st->task_id);
+    pv_sio_u64(&s, st->seed);
+    pv_sio_u32(&s, st->question);
+    pv_sio_u32(&s, st->n_turns);
+    pv_sio_u8(&s, st->done);
+    pv_sio_u8(&s, st->won);
+    pv_sio_u8(&s, st->last);
+    pv_sio_f32(&s, st->reward);
+    pv_sio_u32(&s, st->last_n);
+    pv_sio_u32(&s, st->n_retrieved);
+    for (uint32_t i = 0; i < st->n_retrieved; i++)
+        pv_sio_u32(&s, st->retrieved[i]);
+    if (s.bad)
+        return PV_ERR_LIMIT;
+    *len = s.len;
+    return PV_OK;
+}
+
+static pv_err_t s_check(const sq_model_t *m, const sq_state_t *st, pv_errmsg_t *em)
+{
+#define S_BAD(...) pv_errf(em, PV_ERR_DATA, "searchqa state: " __VA_ARGS__)
+    if (st->split > PV_SPLIT_TEST || st->task_id >= m->n_split[st->split] ||
+        st->question != m->split_q[st->split][st->task_id])
+        return S_BAD("task %u/%llu or question %u outside the model", st->split,
+                     (unsigned long long)st->task_id, st->question);
+    if (st->n_turns > m->max_turns || st->done > 1 || st->won > 1 || (st->won && !st->done) ||
+        st->last > SQ_LAST_ANSWER)
+        return S_BAD("bad turn count or flags");
+    if (st->reward != (st->won ? 1.0f : 0.0f))
+        return S_BAD("reward %g does not fit the outcome", (double)st->reward);
+    if ((st->won && st->last != SQ_LAST_ANSWER) || (st->last == SQ_LAST_ANSWER && !st->done) ||
+        ((st->last == SQ_LAST_QUESTION) != (st->n_turns == 0)) ||
+        (st->last == SQ_LAST_QUESTION && st->n_retrieved))
+        return S_BAD("last observation %u does not fit the state", st->last);
+    if (st->n_retrieved > (size_t)st->n_turns * m->top_k || st->last_n > m->top_k ||
+        st->last_n > st->n_retrieved || (st->last != SQ_LAST_INFO && st->last_n))
+        return S_BAD("%u passages retrieved (%u last) in %u turns", st->n_retrieved, st->last_n,
+                     st->n_turns);
+    for (uint32_t i = 0; i < st->n_retrieved; i++)
+        if (st->retrieved[i] >= m->n_passages)
+            return S_BAD("passage %u of %zu", st->retrieved[i], m->n_passages);
+    return PV_OK;
+#undef S_BAD
+}
+
+static pv_err_t s_load(void *env, const uint8_t *buf, size_t len, pv_errmsg_t *em)
+{
+    sq_env_t *e = env;
+    const sq_model_t *m = e->m;
+    sq_state_t st;
+    memset(&st, 0, sizeof st);
+    pv_sio_t s = {.r = buf, .cap = len};
+    pv_err_t rc = pv_sio_check_head(&s, S_STATE_VERSION, m->fingerprint, "searchqa", em);
+    if (rc)
+        return rc;
+    st.split = pv_sio_get_u32(&s);
+    st.task_id = pv_sio_get_u64(&s);
+    st.seed = pv_sio_get_u64(&s);
+    st.question = pv_sio_get_u32(&s);
+    st.n_turns = pv_sio_get_u32(&s);
+    st.done = pv_sio_get_u8(&s);
+    st.won = pv_sio_get_u8(&s);
+    st.last = pv_sio_get_u8(&s);
+    st.reward = pv_sio_get_f32(&s);
+    st.last_n = pv_sio_get_u32(&s);
+    st.n_retrieved = pv_sio_get_u32(&s);
+    if (!s.bad && st.n_retrieved > SQ_MAX_RETRIEVED)
+        return pv_errf(em, PV_ERR_DATA, "searchqa state: %u passages", st.n_retrieved);
+    for (uint32_t i = 0; i < st.n_retrieved && !s.bad; i++)
+        st.retrieved[i] = pv_sio_get_u32(&s);
+    if (s.bad)
+        return pv_errf(em, PV_ERR_TRUNCATED, "searchqa state: %zu bytes are too few", len);
+    if (s.len != len)
+        return pv_errf(em, PV_ERR_DATA, "searchqa state: %zu bytes after the state", len - s.len);
+    if (!isfinite(st.reward))
+        return pv_errf(em, PV_ERR_DATA, "searchqa state: reward is not a number");
+    if ((rc = s_check(m, &st, em)))
+        return rc;
+    e->st = st;
+    e->started = true;
+    e->acts_ok = false;
+    e->ex_ok = false;
+    s_render(e);
+    return PV_OK;
+}
+
+const pv_env_ops_t pv_searchqa_ops = {
+    .kind = PV_ENV_SEARCHQA,
+    .name = "searchqa",
+    .model_new = s_model_new,
+    .model_destroy = s_model_destroy,
+    .n_tasks = s_n_tasks,
+    .max_steps = s_max_steps,
+    .state_max = s_state_max,
+    .env_new = s_env_new,
+    .env_destroy = s_env_destroy,
+    .reset = s_reset,
+    .step = s_step,
+    .task_text = s_task_text,
+    .admissible = s_admissible,
+    .save = s_save,
+    .state_key = s_state_key,
+    .load = s_load,
+    .expert_action = sq_expert_action,
+    .expert_plan_len = sq_expert_plan_len,
+};

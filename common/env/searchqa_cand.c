@@ -1,0 +1,388 @@
+/* searchqa_cand.c - candidate actions and the expert of the searchqa family; see
+ * searchqa.h. */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/env/searchqa_model.h"
+#include "common/env/text_util.h"
+
+#define S_MAX_ANSWERS PV_SEARCHQA_MAX_ACTIONS
+
+typedef struct s_span {
+    const char *p;
+    size_t n;
+} s_span_t;
+
+typedef struct s_list {
+    s_span_t items[PV_SEARCHQA_MAX_ACTIONS];
+    char keys[PV_SEARCHQA_MAX_ACTIONS][PV_SEARCHQA_CAND_MAX + 1];
+    size_t n, cap;
+} s_list_t;
+
+/* Add a candidate unless empty, too long, or equal to one already listed after
+ * normalize_answer. */
+static void s_add(s_list_t *l, const char *p, size_t n)
+{
+    while (n && (unsigned char)*p <= ' ') {
+        p++;
+        n--;
+    }
+    while (n && (unsigned char)p[n - 1] <= ' ')
+        n--;
+    if (!n || n > PV_SEARCHQA_CAND_MAX || l->n >= l->cap)
+        return;
+    char raw[PV_SEARCHQA_CAND_MAX + 1], key[PV_SEARCHQA_CAND_MAX + 1];
+    memcpy(raw, p, n);
+    raw[n] = '\0';
+    if (!pv_text_normalize_answer(key, sizeof key, raw))
+        return;
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->keys[i], key) == 0)
+            return;
+    memcpy(l->keys[l->n], key, sizeof key);
+    l->items[l->n++] = (s_span_t){p, n};
+}
+
+static const char *const s_connectors[] = {"of", "de", "the", "and", "von", "van", "der",
+                                           "la", "le", "du",  "del", "da",  "di",  "y"};
+static const char *const s_lead_stop[] = {
+    "The",   "A",     "An",    "He",       "She",   "It",     "In",      "On",   "At",
+    "After", "As",    "For",   "From",     "With",  "During", "However", "Its",  "Their",
+    "There", "When",  "While", "Which",    "Who",   "What",   "Where",   "Is",   "Was",
+    "This",  "These", "They",  "His",      "Her",   "By",     "Since",   "Born", "Both",
+    "Are",   "Were",  "Did",   "Does",     "Do",    "How",    "Why",     "And",  "But",
+    "Of",    "To",    "If",    "Although", "Other", "Some",   "Many",    "Each", "One"};
+#define S_IN(w, n, list) PV_TEXT_IN(w, n, list)
+
+static bool s_cap_start(const unsigned char *p)
+{
+    return (*p >= 'A' && *p <= 'Z') || (p[0] == 0xc3 && p[1] >= 0x80 && p[1] <= 0x9e);
+}
+
+static bool s_is_digits(const char *p, size_t n)
+{
+    bool digit = false;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] >= '0' && p[i] <= '9')
+            digit = true;
+        else if (!(p[i] == ',' || p[i] == '.') || i == 0 || i + 1 == n)
+            return false;
+    }
+    return digit;
+}
+
+/* Emit a span of capitalised words after dropping leading sentence words ("The", "He"). */
+static const char *const s_months[] = {"January",   "February", "March",    "April",
+                                       "May",       "June",     "July",     "August",
+                                       "September", "October",  "November", "December"};
+
+/* Emit a span of capitalised words after dropping leading sentence words ("The", "He") and
+ * connectors; a span joined by "and" also gives its parts ("Jonny Craig and Pete Doherty").
+ * Returns the start actually emitted (NULL when nothing was). */
+static const char *s_emit(s_list_t *l, const char *a, const char *b)
+{
+    for (;;) {
+        const char *sp = memchr(a, ' ', (size_t)(b - a));
+        size_t wl = sp ? (size_t)(sp - a) : (size_t)(b - a);
+        if (!S_IN(a, wl, s_lead_stop) && !S_IN(a, wl, s_connectors))
+            break;
+        if (!sp)
+            return NULL;
+        a = sp + 1;
+    }
+    s_add(l, a, (size_t)(b - a));
+    for (const char *part = a, *and; (and = strstr(part, " and ")) && and < b; part = and+5) {
+        s_add(l, part, (size_t)(and-part));
+        if (!strstr(and+5, " and ") || strstr(and+5, " and ") >= b)
+            s_add(l, and+5, (size_t)(b - (and+5)));
+    }
+    return a;
+}
+
+/* Day (1-31) as a whole token? */
+static bool s_day(const char *a, const char *b)
+{
+    size_t n = (size_t)(b - a);
+    return (n == 1 || n == 2) && a[0] >= '0' && a[0] <= '9' &&
+           (n == 1 || (a[1] >= '0' && a[1] <= '9'));
+}
+
+/* Dates around a month word at [a, b): "2 March 1972", "March 26, 1986", "22 November",
+ * "July 1934" (the longest form present). */
+static void s_date(s_list_t *l, const char *text, const char *a, const char *b)
+{
+    const char *start = a, *end = b;
+    /* a day before: "2 March" */
+    const char *q = a;
+    while (q > text && q[-1] == ' ')
+        q--;
+    const char *d = q;
+    while (d > text && d[-1] >= '0' && d[-1] <= '9')
+        d--;
+    if (d < q && s_day(d, q) && (d == text || (unsigned char)d[-1] <= ' '))
+        start = d;
+    /* after: a day with a comma ("26,") and / or a year */
+    const char *p = b;
+    while (*p == ' ')
+        p++;
+    const char *e = p;
+    while (*e >= '0' && *e <= '9')
+        e++;
+    if (start == a && s_day(p, e) && *e == ',') {
+        end = e + 1;
+        p = end;
+        while (*p == ' ')
+            p++;
+        e = p;
+        while (*e >= '0' && *e <= '9')
+            e++;
+    }
+    const char *day_end = end > b && end[-1] == ',' ? end - 1 : end; /* "March 26" */
+    if (e - p == 4)
+        end = e;
+    else
+        end = day_end;
+    if (start != a || end != b)
+        s_add(l, start, (size_t)(end - start));
+    if (end != day_end || (start != a && end != b)) /* the shorter form without the year */
+        s_add(l, start, (size_t)((start != a ? b : day_end) - start));
+}
+
+/* Names (runs of capitalised words joined by connectors; "Bath, Maine" pairs too), dates
+ * and, when nums is set, numbers in `text`. */
+static void s_names(const char *text, s_list_t *names, s_list_t *nums)
+{
+    const char *span_a = NULL, *span_b = NULL; /* open span, end of its last capital word */
+    const char *comma_a = NULL;                /* a span that just closed with a comma */
+    const char *p = text;
+    while (*p) {
+        while (*p && (unsigned char)*p <= ' ')
+            p++;
+        if (!*p)
+            break;
+        const char *t = p;
+        while (*p && (unsigned char)*p > ' ')
+            p++;
+        const char *a = t, *b = p;
+        bool opens = false, closes = false, comma = false;
+        while (a < b && strchr("\"'([{", *a)) {
+            opens = true;
+            a++;
+        }
+        while (b > a && strchr("\"'.,;:!?)]}", b[-1])) {
+            closes = closes || strchr(".,;:!?)]", b[-1]) != NULL;
+            comma = comma || b[-1] == ',';
+            b--;
+        }
+        if (opens && span_a) {
+            s_emit(names, span_a, span_b);
+            span_a = NULL;
+        }
+        if (a == b)
+            continue;
+        if (nums && s_is_digits(a, (size_t)(b - a)))
+            s_add(nums, a, (size_t)(b - a));
+        if (nums && S_IN(a, (size_t)(b - a), s_months))
+            s_date(nums, text, a, b);
+        bool cap = s_cap_start((const unsigned char *)a);
+        if (cap) {
+            if (!span_a)
+                span_a = a;
+            span_b = b;
+        } else if (!(span_a && S_IN(a, (size_t)(b - a), s_connectors))) {
+            if (span_a)
+                s_emit(names, span_a, span_b);
+            span_a = NULL;
+            comma_a = NULL;
+        }
+        if (closes && span_a) {
+            const char *emitted = s_emit(names, span_a, span_b);
+            if (comma_a && emitted) /* "Bath, Maine" */
+                s_add(names, comma_a, (size_t)(span_b - comma_a));
+            comma_a = comma && !comma_a ? emitted : NULL;
+            span_a = NULL;
+        }
+    }
+    if (span_a) {
+        const char *emitted = s_emit(names, span_a, span_b);
+        if (comma_a && emitted)
+            s_add(names, comma_a, (size_t)(span_b - comma_a));
+    }
+}
+
+/* Quoted phrases "..." of a text. */
+static void s_quoted(const char *text, s_list_t *l)
+{
+    for (const char *p = strchr(text, '"'); p; p = strchr(p + 1, '"')) {
+        const char *q = strchr(p + 1, '"');
+        if (!q)
+            break;
+        s_add(l, p + 1, (size_t)(q - p - 1));
+        p = q;
+    }
+}
+
+static bool s_seen(const sq_state_t *st, uint32_t upto, uint32_t id)
+{
+    for (uint32_t i = upto + 1; i < st->n_retrieved; i++)
+        if (st->retrieved[i] == id)
+            return true;
+    return false;
+}
+
+static void s_write(sq_env_t *e, pv_sbuf_t *b, const char *kind, const s_list_t *l)
+{
+    for (size_t i = 0; i < l->n && e->n_acts < PV_SEARCHQA_MAX_ACTIONS; i++) {
+        size_t start = b->len;
+        pv_sbuf_printf(b, "%s[", kind);
+        pv_sbuf_putn(b, l->items[i].p, l->items[i].n);
+        pv_sbuf_put(b, "]");
+        if (b->overflow || b->len + 1 >= b->cap) {
+            b->len = start;
+            b->p[start] = '\0';
+            return;
+        }
+        e->acts[e->n_acts++] = b->p + start;
+        b->len++;
+        b->p[b->len] = '\0';
+    }
+}
+
+void sq_candidates(sq_env_t *e)
+{
+    const sq_model_t *m = e->m;
+    const sq_state_t *st = &e->st;
+    const char *question = sq_s(m, m->questions[st->question].question);
+    static const char *const aux[] = {"is",  "are", "was",   "were", "do",   "does",
+                                      "did", "can", "could", "has",  "have", "had"};
+    s_list_t queries = {.cap = PV_SEARCHQA_MAX_QUERIES}, answers = {.cap = S_MAX_ANSWERS};
+    s_add(&queries, question, strlen(question));
+    s_names(question, &queries, NULL);
+    s_quoted(question, &queries);
+    size_t wl = strcspn(question, " ");
+    char first[16] = "";
+    if (wl < sizeof first)
+        pv_text_lower(first, wl + 1, question);
+    if (S_IN(first, strlen(first), aux)) {
+        s_add(&answers, "yes", 3);
+        s_add(&answers, "no", 2);
+    }
+    /* retrieved passages, most recent first, each once */
+    for (uint32_t i = st->n_retrieved; i-- > 0;) {
+        if (s_seen(st, i, st->retrieved[i]))
+            continue;
+        const char *title = sq_s(m, m->passages[st->retrieved[i]].title_plain);
+        s_add(&queries, title, strlen(title));
+        s_add(&answers, title, strlen(title));
+    }
+    for (uint32_t i = st->n_retrieved; i-- > 0;) {
+        if (s_seen(st, i, st->retrieved[i]))
+            continue;
+        s_list_t *q = queries.n < queries.cap ? &queries : NULL;
+        const char *text = sq_s(m, m->passages[st->retrieved[i]].text);
+        s_names(text, &answers, &answers);
+        if (q)
+            s_names(text, q, NULL);
+    }
+    pv_sbuf_t b;
+    pv_sbuf_init(&b, e->acts_text, sizeof e->acts_text);
+    e->n_acts = 0;
+    s_write(e, &b, "search", &queries);
+    s_write(e, &b, "answer", &answers);
+}
+
+/* ---- expert ------------------------------------------------------------------------------- */
+
+static bool s_has(const uint32_t *ids, uint32_t n, uint32_t id)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (ids[i] == id)
+            return true;
+    return false;
+}
+
+static pv_err_t s_prepare(sq_env_t *e)
+{
+    if (e->ex_ok)
+        return PV_OK;
+    const sq_model_t *m = e->m;
+    const sq_question_t *q = &m->questions[e->st.question];
+    const char *question = sq_s(m, q->question);
+    e->ex_n = 0;
+    if (q->n_support == 0) { /* search the question itself once */
+        snprintf(e->ex_query[0], sizeof e->ex_query[0], "%s", question);
+        e->ex_passage[0] = UINT32_MAX;
+        e->ex_usable[0] = true;
+        e->ex_n = 1;
+    }
+    for (uint32_t k = 0; k < q->n_support && k < PV_SEARCHQA_MAX_SUPPORT; k++) {
+        uint32_t pid = m->refs.data[q->support + k];
+        const char *title = sq_s(m, m->passages[pid].title_plain);
+        uint32_t ids[PV_SEARCHQA_MAX_TOP_K], n;
+        e->ex_passage[k] = pid;
+        e->ex_usable[k] = false;
+        for (int attempt = 0; attempt < 2 && !e->ex_usable[k]; attempt++) {
+            snprintf(e->ex_query[k], sizeof e->ex_query[k], attempt ? "%s %s" : "%s", title,
+                     question);
+            pv_err_t rc = sq_search(e, e->ex_query[k], ids, &n);
+            if (rc)
+                return rc;
+            e->ex_usable[k] = s_has(ids, n, pid);
+        }
+        e->ex_n = k + 1;
+    }
+    e->ex_ok = true;
+    return PV_OK;
+}
+
+/* Index of the next search the expert needs, or -1; *need counts them. */
+static int s_next(const sq_env_t *e, uint32_t *need)
+{
+    const sq_state_t *st = &e->st;
+    int first = -1;
+    *need = 0;
+    for (uint32_t k = 0; k < e->ex_n; k++) {
+        if (!e->ex_usable[k])
+            continue;
+        bool done = e->ex_passage[k] == UINT32_MAX
+                        ? st->n_retrieved > 0
+                        : s_has(st->retrieved, st->n_retrieved, e->ex_passage[k]);
+        if (done)
+            continue;
+        if (first < 0)
+            first = (int)k;
+        (*need)++;
+    }
+    return first;
+}
+
+pv_err_t sq_expert_action(void *env, char *buf, size_t cap)
+{
+    sq_env_t *e = env;
+    if (!e->started || e->st.done)
+        return PV_ERR_STATE;
+    pv_err_t rc = s_prepare(e);
+    if (rc)
+        return rc;
+    uint32_t need;
+    int k = s_next(e, &need);
+    uint32_t left = e->m->max_turns - e->st.n_turns;
+    int n;
+    if (k >= 0 && left > 1)
+        n = snprintf(buf, cap, "search[%s]", e->ex_query[k]);
+    else
+        n = snprintf(buf, cap, "answer[%s]",
+                     sq_ref_s(e->m, e->m->questions[e->st.question].answers, 0));
+    return n < 0 || (size_t)n >= cap ? PV_ERR_LIMIT : PV_OK;
+}
+
+int sq_expert_plan_len(void *env)
+{
+    sq_env_t *e = env;
+    if (!e->started || e->st.done || s_prepare(e) != PV_OK)
+        return -1;
+    uint32_t need;
+    s_next(e, &need);
+    uint32_t left = e->m->max_turns - e->st.n_turns;
+    return (int)((need < left - 1 ? need : left - 1) + 1);
+}

@@ -1,0 +1,116 @@
+/* searchqa_model.h - the searchqa model and episode (internal to common/env; see
+ * searchqa.h). */
+#ifndef PV_SEARCHQA_MODEL_H
+#define PV_SEARCHQA_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/env/env.h"
+#include "common/env/fts.h"
+#include "common/env/searchqa.h"
+#include "common/env/strpool.h"
+
+typedef struct sq_passage {
+    uint32_t title;       /* first line of contents, as stored ("\"Paul Walker\"") */
+    uint32_t title_plain; /* without the surrounding quotes */
+    uint32_t text;        /* the remaining lines */
+    uint32_t contents;    /* the whole contents (indexed) */
+} sq_passage_t;
+
+typedef struct sq_question {
+    uint32_t question;
+    uint32_t answers, n_answers; /* list of golden answers */
+    uint32_t support, n_support; /* list of passage indices */
+    uint32_t split;
+} sq_question_t;
+
+typedef struct sq_model {
+    pv_strpool_t str;
+    pv_u32vec_t refs;
+    sq_passage_t *passages;
+    size_t n_passages, cap_passages;
+    sq_question_t *questions;
+    size_t n_questions, cap_questions;
+    uint32_t *split_q[2];
+    size_t n_split[2];
+    pv_fts_t *fts;
+    uint32_t max_turns;
+    uint32_t top_k;
+    uint64_t fingerprint;
+    size_t obs_cap;
+    size_t max_passage;        /* longest contents in bytes */
+    size_t unresolved_support; /* supporting titles not found in the corpus */
+    double fts_build_s;
+} sq_model_t;
+
+static inline const char *sq_s(const sq_model_t *m, uint32_t off)
+{
+    return pv_strpool_get(&m->str, off);
+}
+
+static inline const char *sq_ref_s(const sq_model_t *m, uint32_t list, uint32_t i)
+{
+    return sq_s(m, m->refs.data[list + i]);
+}
+
+/* Builders (searchqa_model.c). */
+pv_err_t sq_add_passage(sq_model_t *m, const char *contents);
+sq_question_t *sq_new_question(sq_model_t *m);
+pv_err_t sq_load_real(sq_model_t *m, const char *dir, pv_errmsg_t *em);
+pv_err_t sq_generate(sq_model_t *m, const pv_env_spec_t *spec, pv_errmsg_t *em);
+pv_err_t sq_model_finish(sq_model_t *m, pv_errmsg_t *em);
+void sq_model_free(sq_model_t *m);
+
+typedef enum sq_last {
+    SQ_LAST_QUESTION = 0,
+    SQ_LAST_INFO = 1,
+    SQ_LAST_INVALID = 2,
+    SQ_LAST_ANSWER = 3,
+} sq_last_t;
+
+#define SQ_MAX_RETRIEVED (PV_SEARCHQA_MAX_TURNS * PV_SEARCHQA_MAX_TOP_K)
+
+/* Everything that decides the future; pointer-free (searchqa.h "Saved state"). */
+typedef struct sq_state {
+    uint32_t split;
+    uint64_t task_id;
+    uint64_t seed;
+    uint32_t question;
+    uint32_t n_turns;
+    uint8_t done, won, last;
+    float reward;
+    uint32_t last_n;      /* passages of the last search: the tail of retrieved[] */
+    uint32_t n_retrieved; /* all passages retrieved, in order (repeats kept) */
+    uint32_t retrieved[SQ_MAX_RETRIEVED];
+} sq_state_t;
+
+typedef struct sq_env {
+    const sq_model_t *m;
+    pv_fts_reader_t *fts;
+    bool started;
+    sq_state_t st;
+    char *obs; /* m->obs_cap */
+    int64_t hits[PV_SEARCHQA_MAX_TOP_K];
+    /* candidates (derived from the state) */
+    bool acts_ok;
+    size_t n_acts;
+    const char *acts[PV_SEARCHQA_MAX_ACTIONS];
+    char acts_text[PV_SEARCHQA_MAX_ACTIONS * (PV_SEARCHQA_CAND_MAX + 10)];
+    /* expert cache (derived; rebuilt after load) */
+    bool ex_ok;
+    uint32_t ex_n;
+    uint32_t ex_passage[PV_SEARCHQA_MAX_SUPPORT];
+    bool ex_usable[PV_SEARCHQA_MAX_SUPPORT];
+    char ex_query[PV_SEARCHQA_MAX_SUPPORT][512];
+} sq_env_t;
+
+/* Search `query`; ids of the top-k passages into ids[0..*n). */
+pv_err_t sq_search(sq_env_t *e, const char *query, uint32_t *ids, uint32_t *n);
+
+/* Candidates and expert (searchqa_cand.c). */
+void sq_candidates(sq_env_t *e);
+pv_err_t sq_expert_action(void *env, char *buf, size_t cap);
+int sq_expert_plan_len(void *env);
+
+#endif

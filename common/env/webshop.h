@@ -1,0 +1,192 @@
+/* webshop.h - the "webshop" environment family: WebShop's text mode in C.
+ *
+ * Source: Yao et al., "WebShop: Towards Scalable Real-World Web Interaction with Grounded
+ * Language Agents" (NeurIPS 2022) and princeton-nlp/WebShop: web_agent_site/envs/
+ * web_agent_text_env.py (text mode, observation_mode='text'), engine/engine.py (pages,
+ * search, product loading), engine/goal.py (goals and reward), engine/normalize.py, and
+ * the page templates (search/results/item/description/features/review pages).
+ *
+ * Use it through env.h with spec.name = "webshop".
+ *
+ * Pages and observations (visible page texts joined with " [SEP] ", as WebShop's
+ * convert_html_to_text(simple=True)):
+ *   search   "WebShop [SEP] Instruction: [SEP] <instruction> [SEP] Search"
+ *   results  "Instruction: [SEP] <instr> [SEP] Back to Search [SEP] Page 1 (Total results: 50)
+ *             [SEP] Next > [SEP] B0... [SEP] <Title> [SEP] $9.99 [SEP] ..."  (10 a page, at
+ *             most 50 results; "< Prev" appears from page 2; "Next >" is always shown, as in
+ *             WebShop, and leads to an empty page past the last result)
+ *   item     "... Back to Search [SEP] < Prev [SEP] <option name> [SEP] <value> ... [SEP]
+ *             <Title> [SEP] Price: <Price> [SEP] Rating: <Rating> [SEP] Description [SEP]
+ *             Features [SEP] Reviews [SEP] Buy Now"
+ *   description / features / reviews: "... Back to Search [SEP] < Prev [SEP] <text>..."
+ *   done     "Thank you for shopping with us! [SEP] Your score (min 0.0, max 1.0) [SEP] <r>"
+ *            (WebShop's done page also prints the hidden goal; we do not).
+ * Actions: "search[keywords]" (accepted on every page, as WebShop's text env does) and
+ * "click[button]" where button is one of the page's clickables, lower-cased as WebShop
+ * lower-cases them: "back to search", "< prev", "next >", a result's ASIN ("b09qqp3356"),
+ * an option value, "description", "features", "reviews", "buy now". Anything else changes
+ * nothing (same observation, admissible = false) and still counts as a step. The argument
+ * is lower-cased; it runs from the first '[' to the last ']' (WebShop's regex differs only
+ * for arguments holding brackets); outer white space is ignored. Search keywords are cut at
+ * PV_WEBSHOP_QUERY_MAX bytes. Going back to search or to the results page clears the
+ * selected options, as in WebShop's session. When an option value appears under two option
+ * names, clicking it selects the last one (WebShop's text_to_clickable dict). Episodes end
+ * on "buy now" or after max_steps (default 15) with reward 0.
+ *
+ * Admissible actions (pv_env_admissible): the page's clicks in WebShop's order (buttons,
+ * result links, then option values), at most PV_WEBSHOP_MAX_ACTIONS; on the search page a
+ * few search[...] candidates built from the instruction (its text without the price
+ * clause, without the options, and its content words).
+ *
+ * Reward on "buy now" (goal.py get_reward), for goal attributes A, goal options O:
+ *   r = (matched attributes + matched options + [price <= price_upper]) / (|A| + |O| + 1)
+ *       * r_type
+ * see pv_webshop_score() for each term. won = (r >= 1). Differences from the Python:
+ *   - r_type's noun tagging: WebShop tags product names with spaCy en_core_web_lg and keeps
+ *     NOUN/PROPN tokens. We split names like spaCy's tokenizer (white space, punctuation,
+ *     hyphens between letters, possessive 's) and keep tokens with a letter and no digit
+ *     that are not function words, not in a short list of participles ("listed", "made",
+ *     ...), and, when written in lower case, not in a short list of common adjectives.
+ *     Title-case product names make spaCy tag most words PROPN, which this matches. It
+ *     reproduces the four title scores of WebShop's own tests (tests/web-agent-site/engine/
+ *     test_goal.py: 0.85, 0.31, 0.17, < 0.05) and a product's own name always scores 1, so
+ *     rewards for buying the goal product are exact; for other products r_type may differ
+ *     from spaCy's when a tagging decision flips one of the 0.1 / 0.2 thresholds.
+ *   - fuzzy matching is thefuzz 0.19 token_set_ratio > 85 (pv_text_token_set_ratio),
+ *     byte-level for characters above U+00FF; lower-casing of product text is ASCII-only.
+ *   - a product with a price range gets a price drawn uniformly in the range, as WebShop's
+ *     generate_product_prices, but from a hash of (model seed, ASIN) instead of Python's
+ *     unseeded random, so every host agrees; price_upper is drawn like get_synthetic_goals
+ *     (the larger of two distinct picks among the first four multiples of 10 above the
+ *     price; no limit and no price text when fewer than two exist) from (seed, goal index).
+ *
+ * Data (spec.data_path):
+ *   NULL / ""      an embedded generated catalogue: spec.gen_size goal products (default
+ *                  100) plus spec.gen_distractors near-duplicate products without goals
+ *                  (default 100) over 25 product types of WebShop's five categories, with
+ *                  goals of every option combination (WebShop's synthetic-goal rule),
+ *                  seeded by spec.seed.
+ *   "DIR"          real WebShop data: the product file DIR/products*.jsonl (exactly one:
+ *                  one product per line, {"id", "contents", "product": {...}} as Pyserini's
+ *                  WebShop index stores it, or the bare product object; the product holds
+ *                  asin, name, Title, Description, BulletPoints, Attributes, options,
+ *                  pricing, Price, Rating, query, product_category, optional Reviews and
+ *                  instructions, i.e. WebShop's engine.load_products() output) and the goal
+ *                  file DIR/items_ins_v2*.json (exactly one; {asin: {attributes,
+ *                  instruction?, instruction_attributes?}}). Goals are WebShop's synthetic
+ *                  goals (get_synthetic_goals): for each product in file order that has an
+ *                  instruction, one goal per combination of its option values (option names
+ *                  sorted), instruction "<instruction> with <name>: <value>, and ..." plus
+ *                  ", and price lower than <p> dollars".
+ *   "DIR#human"    the same catalogue with WebShop's human goals (get_human_goals): the
+ *                  products' "instructions" lists (items_human_ins.json merged by
+ *                  load_products), goal options = instruction_options. DIR/human_goals.json
+ *                  (a list of instruction texts), when present, orders them as WebShop's
+ *                  baseline does and decides the split.
+ *   Malformed files give PV_ERR_DATA with "file:line: what is wrong" in the message.
+ *
+ * Splits (deterministic, documented for reproducibility):
+ *   synthetic and generated goals: a goal is in the test split when the FNV-1a 64 hash of
+ *   its product's ASIN is 0 mod 10, so test products are never targets of training goals
+ *   (on the real 1,000-product file: 55 products, 303 test goals of 6,910);
+ *   human goals: test when the instruction's index in human_goals.json is below 500
+ *   (WebShop's baseline test range), otherwise train; goals whose text is not in the list,
+ *   or all goals when the file is absent, split by the hash rule.
+ *   task_id indexes the split's goals in order; n_tasks is finite.
+ *
+ * Expert: searches the goal's words (its instruction without options and price) and, if
+ * the goal product is not among the 50 results, the product's title; pages to it, opens
+ * it, clicks every goal option and buys. From any other page it goes back ("< Prev" or
+ * "Back to Search") by the shortest route. Only admissible clicks are used.
+ *
+ * Threading: the model (catalogue, goals, FTS5 index) is read-only and shared; each
+ * instance owns its own read-only SQLite connection (see fts.h). A step that searches
+ * calls SQLite, which allocates internally; every other step allocates nothing.
+ *
+ * Saved state (after env.c's header), little-endian: payload version, model fingerprint,
+ * split, task_id, seed, goal, step count, done/won, reward, page, page number, product,
+ * selected option values, query text, result product ids. load() checks every field
+ * against the model.
+ */
+#ifndef PV_WEBSHOP_H
+#define PV_WEBSHOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PV_WEBSHOP_RESULTS_MAX  50 /* engine.SEARCH_RETURN_N */
+#define PV_WEBSHOP_PAGE_SIZE    10 /* engine.PRODUCT_WINDOW */
+#define PV_WEBSHOP_MAX_STEPS    15 /* the usual WebShop episode limit */
+#define PV_WEBSHOP_QUERY_MAX    255
+#define PV_WEBSHOP_MAX_OPTNAMES 8 /* option names kept per product (the data has <= 3) */
+#define PV_WEBSHOP_MAX_ACTIONS  64
+#define PV_WEBSHOP_MATCH_MIN    85 /* fuzzy match when token_set_ratio > 85 */
+#define PV_WEBSHOP_HUMAN_TEST   500
+
+/* The purchased product, with WebShop's product-dict fields the reward reads. */
+typedef struct pv_webshop_item {
+    const char *name;             /* product['name'] (type reward) */
+    const char *query;            /* product['query'] */
+    const char *product_category; /* "A › B › C" */
+    const char *title;            /* product['Title'] */
+    const char *bullets;          /* ' '.join(product['BulletPoints']) */
+    const char *description;      /* product['Description'] */
+    const char *const *attributes;
+    size_t n_attributes;
+} pv_webshop_item_t;
+
+/* The goal, with get_reward()'s goal fields. */
+typedef struct pv_webshop_target {
+    const char *name;
+    const char *query;
+    const char *product_category;
+    const char *const *attributes; /* goal['attributes'] */
+    size_t n_attributes;
+    const char *const *options; /* goal['goal_options'] values */
+    size_t n_options;
+    double price_upper;
+} pv_webshop_target_t;
+
+/* The terms of one reward, as get_reward(verbose=True) reports them. */
+typedef struct pv_webshop_score {
+    double reward;      /* the total */
+    double r_type;      /* 1, 0.5, 0.1 or 0 */
+    double title_score; /* noun overlap of the names */
+    bool query_match;
+    bool category_match;
+    bool price_ok;
+    uint32_t n_attr_match;
+    uint32_t n_option_match;
+} pv_webshop_score_t;
+
+/* WebShop's get_reward(purchased, goal, price, options) with the purchased options given
+ * as parallel arrays (option name, chosen value), n_opts of them:
+ *   r_type (get_type_reward): query_match = queries equal; category_match = at least two
+ *     distinct '›'-separated, stripped category levels in common; title_score =
+ *     |nouns(goal name) ∩ nouns(purchased name)| / len(nouns(goal name)) (0.2 when the
+ *     goal name has no noun); r_type = 1, then 0.5 unless (query_match or category_match
+ *     or title_score > 0.2), then 0.1 if title_score < 0.1, then 0 if title_score == 0.
+ *   attributes (get_attribute_reward): a goal attribute matches when token_set_ratio with
+ *     one of the product's attributes is > 85, or it is a substring of the lower-cased
+ *     Title, bullets or Description.
+ *   options (get_option_reward): values pass normalize_color; per purchased option, a name
+ *     "size" needs the value among the goal options exactly, other names a goal option with
+ *     token_set_ratio > 85; failing that, the value as a substring of Title, bullets or
+ *     Description counts.
+ *   price: price <= price_upper.
+ * Allocates nothing; strings longer than PV_TEXT_RATIO_MAX are compared on their prefix in
+ * the fuzzy step. */
+void pv_webshop_score(const pv_webshop_item_t *item, const pv_webshop_target_t *goal, double price,
+                      const char *const *opt_names, const char *const *opt_values, size_t n_opts,
+                      pv_webshop_score_t *out);
+
+/* engine/normalize.py normalize_color: the first entry of WebShop's COLOR_SET that is a
+ * substring of `s` (a static string), else `s` itself. */
+const char *pv_webshop_normalize_color(const char *s);
+
+/* The nouns of a product name as the type reward sees them (see above), lower-cased, written
+ * NUL-separated into buf[0..cap); returns how many (duplicates kept, in order). */
+size_t pv_webshop_name_nouns(const char *name, char *buf, size_t cap);
+
+#endif

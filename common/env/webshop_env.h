@@ -1,0 +1,91 @@
+/* webshop_env.h - one webshop episode (internal to common/env; see webshop.h). */
+#ifndef PV_WEBSHOP_ENV_H
+#define PV_WEBSHOP_ENV_H
+
+#include "common/env/webshop_model.h"
+
+typedef enum ws_page {
+    WS_PAGE_SEARCH = 0,
+    WS_PAGE_RESULTS = 1,
+    WS_PAGE_ITEM = 2,
+    WS_PAGE_DESC = 3,
+    WS_PAGE_FEAT = 4,
+    WS_PAGE_REV = 5,
+    WS_PAGE_DONE = 6,
+} ws_page_t;
+
+#define WS_SEL_NONE 0xffffu
+
+/* Everything that decides the future; pointer-free (webshop.h "Saved state"). */
+typedef struct ws_state {
+    uint32_t split;
+    uint64_t task_id;
+    uint64_t seed;
+    uint32_t goal;
+    uint32_t n_steps;
+    uint8_t done, won, page;
+    float reward;
+    uint32_t page_no; /* results page shown or returned to (1-based) */
+    uint32_t product; /* product on the item/sub/done page, WS_NONE otherwise */
+    uint16_t sel[PV_WEBSHOP_MAX_OPTNAMES]; /* selected value per option, WS_SEL_NONE */
+    uint32_t n_results;
+    uint32_t results[PV_WEBSHOP_RESULTS_MAX]; /* product indices, best first */
+    char query[PV_WEBSHOP_QUERY_MAX + 1];
+} ws_state_t;
+
+typedef struct ws_env {
+    const ws_model_t *m;
+    pv_fts_reader_t *fts;
+    bool started;
+    ws_state_t st;
+    char *obs;       /* m->obs_cap bytes */
+    char *acts_text; /* m->act_cap bytes */
+    const char *acts[PV_WEBSHOP_MAX_ACTIONS];
+    size_t n_acts;
+    bool acts_ok;
+    int64_t hits[PV_WEBSHOP_RESULTS_MAX];
+    /* expert cache (derivable; rebuilt after load) */
+    bool ex_ok, ex_found;
+    uint32_t ex_pos; /* the goal product's rank in the expert's results */
+    char ex_query[PV_WEBSHOP_QUERY_MAX + 1];
+    uint32_t ex_n_results;
+    uint32_t ex_results[PV_WEBSHOP_RESULTS_MAX];
+} ws_env_t;
+
+static inline const ws_goal_t *ws_goal_of(const ws_env_t *e)
+{
+    return &e->m->goals[e->st.goal];
+}
+
+/* What a click argument means on the current page (webshop_page.c). */
+typedef enum ws_click {
+    WS_CLICK_NONE,
+    WS_CLICK_BACK,
+    WS_CLICK_PREV,
+    WS_CLICK_NEXT,
+    WS_CLICK_DESC,
+    WS_CLICK_FEAT,
+    WS_CLICK_REV,
+    WS_CLICK_BUY,
+    WS_CLICK_PRODUCT, /* a = product index */
+    WS_CLICK_OPTION,  /* a = option index in product, b = value index */
+} ws_click_t;
+
+/* Resolve a lower-cased click argument on the current page; a and b receive the product,
+ * or the option and value. */
+ws_click_t ws_resolve(const ws_env_t *e, const char *arg, uint32_t *a, uint32_t *b);
+
+/* Render the current page into e->obs (webshop.h "Pages and observations"). */
+void ws_render(ws_env_t *e);
+
+/* The admissible actions of the current page (env ops "admissible"). */
+pv_err_t ws_admissible(void *env, const char *const **actions, size_t *n);
+
+/* Run a search for `query` (already lower-cased) into results/n_results. */
+pv_err_t ws_search(ws_env_t *e, const char *query, uint32_t *results, uint32_t *n_results);
+
+/* The expert (webshop_expert.c). */
+pv_err_t ws_expert_action(void *env, char *buf, size_t cap);
+int ws_expert_plan_len(void *env);
+
+#endif

@@ -1,0 +1,64 @@
+/* metrics.c - see metrics.h. */
+#include "common/metrics.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct pv_metrics {
+    FILE *f;
+    unsigned long lines;
+};
+
+pv_err_t pv_metrics_open(const char *path, int append, pv_metrics_t **out, pv_errmsg_t *em)
+{
+    FILE *f = fopen(path, append ? "a" : "w");
+    if (!f)
+        return pv_errf(em, PV_ERR_IO, "%s: cannot open metrics file: %s", path, strerror(errno));
+    pv_metrics_t *m = calloc(1, sizeof *m);
+    if (!m) {
+        fclose(f);
+        return PV_ERR_NOMEM;
+    }
+    m->f = f;
+    *out = m;
+    return PV_OK;
+}
+
+void pv_metrics_close(pv_metrics_t **m)
+{
+    if (!m || !*m)
+        return;
+    fclose((*m)->f);
+    free(*m);
+    *m = NULL;
+}
+
+pv_err_t pv_metrics_write(pv_metrics_t *m, const json_t *obj)
+{
+    if (!json_is_object(obj))
+        return PV_ERR_INVAL;
+    char *text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    if (!text)
+        return PV_ERR_INVAL;
+    size_t len = strlen(text);
+    text[len] = '\n'; /* replace the NUL: one write of the whole line */
+    size_t n = fwrite(text, 1, len + 1, m->f);
+    free(text);
+    if (n != len + 1 || fflush(m->f) != 0)
+        return PV_ERR_IO;
+    m->lines++;
+    return PV_OK;
+}
+
+unsigned long pv_metrics_lines(const pv_metrics_t *m)
+{
+    return m->lines;
+}
+
+void pv_metrics_set_real(json_t *obj, const char *key, double value)
+{
+    json_object_set_new(obj, key, isfinite(value) ? json_real(value) : json_null());
+}

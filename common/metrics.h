@@ -1,0 +1,37 @@
+/* metrics.h - a JSONL metrics writer: one JSON object per line, flushed per line.
+ *
+ * The learner writes one line per iteration; tools (plots, prover-eval) read them back.
+ * Objects are built with jansson (json_object(), json_object_set_new(), ...); the writer
+ * adds nothing and reorders nothing, so what you set is what a reader sees. A line is
+ * written with one fwrite and flushed, so a crash never leaves half a line behind except
+ * the one being written.
+ */
+#ifndef PV_METRICS_H
+#define PV_METRICS_H
+
+#include <jansson.h>
+
+#include "common/err.h"
+
+typedef struct pv_metrics pv_metrics_t;
+
+/* Open `path` for writing (`append` keeps existing lines, as a resumed run does).
+ * Errors: PV_ERR_IO with the path and the system error in `em`, PV_ERR_NOMEM. */
+pv_err_t pv_metrics_open(const char *path, int append, pv_metrics_t **out, pv_errmsg_t *em);
+
+/* Close and free; clears *m. NULL-safe. */
+void pv_metrics_close(pv_metrics_t **m);
+
+/* Write `obj` (borrowed; must be a JSON object) as one compact line. Non-finite numbers
+ * are not JSON: jansson refuses them, so callers store them as null. Errors: PV_ERR_INVAL
+ * (not an object / not encodable), PV_ERR_IO. */
+pv_err_t pv_metrics_write(pv_metrics_t *m, const json_t *obj);
+
+/* Lines written through this writer. */
+unsigned long pv_metrics_lines(const pv_metrics_t *m);
+
+/* Set `key` to `value` in `obj`, or to null when value is NaN/inf (convenience for
+ * metrics that may be undefined, e.g. a success rate over zero episodes). */
+void pv_metrics_set_real(json_t *obj, const char *key, double value);
+
+#endif

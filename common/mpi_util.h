@@ -1,0 +1,25 @@
+/* mpi_util.h - MPI start-up and shut-down the way every prover role needs them.
+ *
+ * prover runs under `mpirun --enable-recovery` so that a killed actor or verifier does not
+ * take the job down. Two consequences handled here:
+ * - errors on communicators are returned, not fatal (MPI_ERRORS_RETURN);
+ * - OpenMPI 4.1's MPI_Finalize runs a PMIx fence that, after a peer was killed, sometimes
+ *   waits forever for it (seen here about once in 40 runs). pv_mpi_finalize() bounds the
+ *   wait: after `timeout_s` it ends the process with the given status, which mpirun
+ *   accepts when launched with `--mca orte_allowed_exit_without_sync 1` (cluster/ and the
+ *   tests pass it).
+ */
+#ifndef PV_MPI_UTIL_H
+#define PV_MPI_UTIL_H
+
+#include "common/err.h"
+
+/* MPI_Init with errors returned on MPI_COMM_WORLD; *rank and *size of the world.
+ * Errors: PV_ERR_MPI. */
+pv_err_t pv_mpi_init(int *argc, char ***argv, int *rank, int *size);
+
+/* MPI_Finalize, but if it has not returned after timeout_s seconds the process exits with
+ * `status` (stdout/stderr flushed first). Returns only when MPI_Finalize returned. */
+void pv_mpi_finalize(int timeout_s, int status);
+
+#endif

@@ -1,0 +1,85 @@
+/* bclient_int.h - private parts of the broker clients (broker_client.h): the client
+ * object shared by the caller and its agent thread, and the pipe protocol between them.
+ *
+ * Pipe messages are multipart; the first frame is one command or event byte:
+ *   caller -> agent  'S' [job_id u64][SUBMIT envelope]   submit (producer)
+ *                    'A' [ACK envelope]                  ack (worker)
+ *                    'W' [WEIGHTS envelope]              publish (publisher)
+ *                    'C' [capacity u32]                  new capacity (worker)
+ *                    'Q'                                 quit
+ *   agent -> caller  'L' [LEASE envelope]                a lease (worker)
+ *                    'R' [job_id u64][flags u8][error text][REPLY envelope or empty]
+ *                                                        a completion (producer)
+ *                    'V' [WEIGHTS envelope]              newer weights (subscriber)
+ * Integers travel in host byte order (same process).
+ */
+#ifndef PV_BCLIENT_INT_H
+#define PV_BCLIENT_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <zmq.h>
+
+#include "common/net/broker_client.h"
+
+enum pv_bclient_kind {
+    PV_BC_WORKER = 1,
+    PV_BC_PRODUCER = 2,
+    PV_BC_PUBLISHER = 3,
+    PV_BC_SUBSCRIBER = 4,
+};
+
+#define PV_BC_DONE_OK  1u /* 'R' flags */
+#define PV_BC_DONE_DUP 2u
+
+#define PV_BC_MAX_PARTS 5
+
+struct pv_bclient {
+    int kind;
+    char endpoint[256];
+    char role[65];
+    char name[129];
+    char host[257];
+    char service[65];
+    uint32_t capacity; /* worker: initial credits */
+    uint32_t window;   /* producer: pending jobs allowed */
+    int64_t heartbeat_ms, liveness, reconnect_ms, reconnect_max_ms;
+    void *zctx;
+    void *pipe;       /* caller end */
+    void *agent_pipe; /* agent end */
+    pthread_t thread;
+    bool started;
+    atomic_uint_fast64_t reconnects;
+};
+
+/* Create the client, its context and pipe, and start the agent thread. */
+pv_err_t pv_bclient_start(int kind, const pv_bclient_opts_t *o, const char *service,
+                          uint32_t capacity, uint32_t window, pv_bclient_t **out, pv_errmsg_t *em);
+
+/* Ask the agent to say goodbye and quit, join it, free everything; clears *self. */
+void pv_bclient_stop(pv_bclient_t **self);
+
+/* Send command `cmd` with up to two data frames (NULL a = none; b may be NULL). */
+pv_err_t pv_bclient_cmd(pv_bclient_t *self, char cmd, const void *a, size_t alen, const void *b,
+                        size_t blen);
+
+/* Send command `cmd` followed by `msg` (consumed, sent without a copy). */
+pv_err_t pv_bclient_cmd_msg(pv_bclient_t *self, char cmd, zmq_msg_t *msg);
+
+/* Wait up to timeout_ms for an event: *ev gets its byte, parts[0..*n) the data frames
+ * (initialised; the caller closes them). */
+pv_err_t pv_bclient_event(pv_bclient_t *self, int timeout_ms, char *ev, zmq_msg_t *parts, int *n);
+
+/* Wait up to timeout_ms (-1 = forever) for an event `want` carrying exactly `n_parts` data
+ * frames, dropping any other; parts[0..n_parts) receive its frames (the caller closes
+ * them). Errors: PV_ERR_TIMEOUT, PV_ERR_NET, PV_ERR_INTERRUPTED. */
+pv_err_t pv_bclient_wait(pv_bclient_t *self, int timeout_ms, char want, int n_parts,
+                         zmq_msg_t *parts);
+
+/* Monotonic clock in ms. */
+int64_t pv_bclient_now_ms(void);
+
+/* The agent thread's entry point (bclient_agent.c). */
+void *pv_bclient_agent_main(void *client);
+
+#endif

@@ -1,0 +1,140 @@
+/* bclient_worker.c - the worker side of broker_client.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/net/bclient_int.h"
+#include "common/wire/wire.h"
+
+typedef struct held {
+    uint64_t job_id;
+    bool used;
+    zmq_msg_t msg; /* the LEASE envelope; the payload points into it */
+} held_t;
+
+struct pv_worker {
+    pv_bclient_t *c;
+    held_t *held; /* (cap_held) leases handed to the caller, not yet acked */
+    uint32_t cap_held;
+    pv_wire_dec_t *dec;
+    pv_arena_t *arena;
+    pv_wire_buf_t buf;
+};
+
+pv_err_t pv_worker_new(const pv_bclient_opts_t *opts, const char *service, uint32_t capacity,
+                       pv_worker_t **out, pv_errmsg_t *em)
+{
+    *out = NULL;
+    if (!service || !service[0] || capacity == 0 || capacity > 65536)
+        return pv_errf(em, PV_ERR_INVAL, "worker: need a service and 1..65536 credits");
+    pv_worker_t *w = calloc(1, sizeof *w);
+    if (!w)
+        return PV_ERR_NOMEM;
+    pv_wire_buf_init(&w->buf, 0);
+    pv_err_t rc = PV_ERR_NOMEM;
+    if (pv_wire_dec_new(NULL, &w->dec) != PV_OK || pv_arena_new(0, 1u << 20, &w->arena) != PV_OK)
+        goto fail;
+    if ((rc = pv_bclient_start(PV_BC_WORKER, opts, service, capacity, 0, &w->c, em)) != PV_OK)
+        goto fail;
+    *out = w;
+    return PV_OK;
+fail:
+    pv_worker_destroy(&w);
+    return rc;
+}
+
+void pv_worker_destroy(pv_worker_t **self)
+{
+    if (!self || !*self)
+        return;
+    pv_worker_t *w = *self;
+    pv_bclient_stop(&w->c);
+    for (uint32_t i = 0; i < w->cap_held; i++)
+        if (w->held[i].used)
+            zmq_msg_close(&w->held[i].msg);
+    free(w->held);
+    pv_wire_dec_destroy(&w->dec);
+    pv_arena_destroy(&w->arena);
+    pv_wire_buf_free(&w->buf);
+    free(w);
+    *self = NULL;
+}
+
+static held_t *s_slot(pv_worker_t *w)
+{
+    for (uint32_t i = 0; i < w->cap_held; i++)
+        if (!w->held[i].used)
+            return &w->held[i];
+    uint32_t cap = w->cap_held ? 2 * w->cap_held : 8;
+    held_t *h = realloc(w->held, cap * sizeof *h);
+    if (!h)
+        return NULL;
+    memset(h + w->cap_held, 0, (cap - w->cap_held) * sizeof *h);
+    w->held = h;
+    uint32_t first = w->cap_held;
+    w->cap_held = cap;
+    return &w->held[first];
+}
+
+pv_err_t pv_worker_recv(pv_worker_t *self, int timeout_ms, pv_lease_t *out)
+{
+    held_t *h = s_slot(self);
+    if (!h)
+        return PV_ERR_NOMEM;
+    zmq_msg_t part;
+    pv_err_t rc = pv_bclient_wait(self->c, timeout_ms, 'L', 1, &part);
+    if (rc != PV_OK)
+        return rc;
+    pv_wire_msg_t m;
+    pv_arena_reset(self->arena);
+    rc = pv_wire_decode(self->dec, zmq_msg_data(&part), zmq_msg_size(&part), self->arena, &m,
+                        NULL); /* the agent decoded it already: only memory can fail */
+    if (rc == PV_OK && m.type != PV_MSG_LEASE)
+        rc = PV_ERR_UNKNOWN_TYPE;
+    if (rc != PV_OK) {
+        zmq_msg_close(&part);
+        return rc;
+    }
+    h->used = true;
+    h->job_id = m.lease.job_id;
+    zmq_msg_init(&h->msg);
+    zmq_msg_move(&h->msg, &part);
+    zmq_msg_close(&part);
+    *out = (pv_lease_t){.job_id = m.lease.job_id,
+                        .attempt = m.lease.attempt,
+                        .lease_ms = m.lease.lease_ms,
+                        .payload = m.lease.payload.ptr,
+                        .len = m.lease.payload.len};
+    return PV_OK;
+}
+
+pv_err_t pv_worker_ack(pv_worker_t *self, uint64_t job_id, bool ok, const char *error,
+                       const void *reply, size_t len)
+{
+    held_t *h = NULL;
+    for (uint32_t i = 0; i < self->cap_held && !h; i++)
+        if (self->held[i].used && self->held[i].job_id == job_id)
+            h = &self->held[i];
+    if (!h)
+        return PV_ERR_NOTFOUND;
+    pv_wire_msg_t m = {.type = PV_MSG_ACK};
+    m.ack.job_id = job_id;
+    m.ack.ok = ok;
+    m.ack.error = error ? error : "";
+    m.ack.reply = (pv_wire_bin_t){.ptr = reply, .len = reply ? len : 0};
+    pv_err_t rc = pv_wire_encode(&m, NULL, &self->buf, NULL);
+    if (rc == PV_OK)
+        rc = pv_bclient_cmd(self->c, 'A', self->buf.data, self->buf.len, NULL, 0);
+    zmq_msg_close(&h->msg);
+    h->used = false;
+    return rc;
+}
+
+pv_err_t pv_worker_set_capacity(pv_worker_t *self, uint32_t capacity)
+{
+    return pv_bclient_cmd(self->c, 'C', &capacity, sizeof capacity, NULL, 0);
+}
+
+pv_bclient_t *pv_worker_client(pv_worker_t *self)
+{
+    return self->c;
+}

@@ -1,0 +1,164 @@
+/* broker_client.h - how every role talks to prover-broker: workers, producers and the
+ * weights relay.
+ *
+ * Each client object owns one DEALER connection to the broker, run by a background agent
+ * thread (the pattern of CZMQ's zactor): the agent registers, heartbeats every
+ * heartbeat_ms whether or not the caller is busy computing, declares the broker dead after
+ * `liveness` silent intervals (or when told DISCONNECT, which is what a restarted broker
+ * answers), and then reconnects on a fresh socket with exponential back-off
+ * (reconnect_ms doubling up to reconnect_max_ms) and registers again (the Paranoid Pirate
+ * pattern, ZeroMQ Guide ch. 4). The caller talks to its agent over an inproc pipe, so a
+ * call never blocks on the network longer than its timeout.
+ *
+ * - Worker: registers for one service with a capacity in credits, receives leases, acks
+ *   them (optionally with a reply routed back to the producer). Its heartbeats carry its
+ *   free credits.
+ * - Producer: submits jobs (the caller picks unique job ids: delivery is at least once and
+ *   the broker deduplicates by id) and receives one completion per job. The agent keeps
+ *   every job until its completion and resubmits the unfinished ones after a reconnect
+ *   (broker restart). Back-pressure: at most `window` jobs may be pending; submit waits
+ *   for a completion when the window is full. A broker that refuses a job for a full queue
+ *   makes the agent hold the job back and retry after a pause; nothing is dropped.
+ * - Weights publisher (the learner): publishes (version, parameters); the agent republishes
+ *   the latest after a reconnect. Weights subscriber: always receives the newest complete
+ *   version the broker holds (long-polling WEIGHTS_REQUEST), never part of one.
+ *
+ * Objects are not thread-safe: use each from one thread. Errors common to all calls:
+ * PV_ERR_TIMEOUT (nothing within timeout_ms), PV_ERR_NET (ZeroMQ failure), PV_ERR_NOMEM,
+ * PV_ERR_INVAL (bad argument).
+ */
+#ifndef PV_BROKER_CLIENT_H
+#define PV_BROKER_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/config.h"
+#include "common/err.h"
+
+typedef struct pv_bclient_opts {
+    const char *endpoint;     /* broker endpoint, e.g. "tcp://127.0.0.1:5555" */
+    int64_t heartbeat_ms;     /* heartbeat interval; 0 = 1000 */
+    int64_t liveness;         /* silent intervals before the broker is dead; 0 = 3 */
+    int64_t reconnect_ms;     /* first back-off after losing the broker; 0 = 100 */
+    int64_t reconnect_max_ms; /* back-off cap; 0 = 10000 */
+    const char *role;         /* REGISTER role ("verifier"); NULL = "client" */
+    const char *name;         /* REGISTER worker_id; NULL = "<role>-<host>-<pid>" */
+} pv_bclient_opts_t;
+
+/* Zero `o`, then take endpoint, heartbeat_ms and liveness from cfg->broker (the strings
+ * point into `cfg`). */
+void pv_bclient_opts_from_config(pv_bclient_opts_t *o, const pv_config_t *cfg);
+
+/* Times the agent reconnected since the object was created (each broker loss counts). */
+typedef struct pv_bclient pv_bclient_t;
+uint64_t pv_bclient_reconnects(const pv_bclient_t *self);
+
+/* ---- worker ----------------------------------------------------------------------- */
+
+typedef struct pv_worker pv_worker_t;
+
+/* A job leased to this worker. `payload` stays valid until the job is acked (or the worker
+ * destroyed). `attempt` is 1 for the first delivery; a job may arrive more than once. */
+typedef struct pv_lease {
+    uint64_t job_id;
+    uint32_t attempt;
+    uint32_t lease_ms; /* ack within this, or the job goes to another worker */
+    const uint8_t *payload;
+    size_t len;
+} pv_lease_t;
+
+/* Connect and register for `service` with `capacity` credits (1..65536).
+ * Errors: PV_ERR_INVAL (no endpoint, bad service or capacity), PV_ERR_NET, PV_ERR_NOMEM. */
+pv_err_t pv_worker_new(const pv_bclient_opts_t *opts, const char *service, uint32_t capacity,
+                       pv_worker_t **out, pv_errmsg_t *em);
+
+/* Tell the broker goodbye (its leases go back to the queue), stop the agent, free;
+ * clears *self. NULL-safe. */
+void pv_worker_destroy(pv_worker_t **self);
+
+/* Wait up to timeout_ms (-1 = forever) for the next lease. */
+pv_err_t pv_worker_recv(pv_worker_t *self, int timeout_ms, pv_lease_t *out);
+
+/* Finish `job_id`: ok or not (`error` says why, may be NULL), with an optional reply
+ * (`reply`, `len` bytes, copied) for a producer that asked for one. Frees the lease's
+ * payload. Errors: PV_ERR_NOTFOUND (no such lease held), PV_ERR_LIMIT (reply too big). */
+pv_err_t pv_worker_ack(pv_worker_t *self, uint64_t job_id, bool ok, const char *error,
+                       const void *reply, size_t len);
+
+/* Change the capacity (0 pauses the worker: no new leases). */
+pv_err_t pv_worker_set_capacity(pv_worker_t *self, uint32_t capacity);
+
+/* The underlying client (for pv_bclient_reconnects). */
+pv_bclient_t *pv_worker_client(pv_worker_t *self);
+
+/* ---- producer --------------------------------------------------------------------- */
+
+typedef struct pv_producer pv_producer_t;
+
+/* Completion of a submitted job. `payload` (the worker's reply, when asked for) stays valid
+ * until the next pv_producer_recv. `error` is "" when ok, else the worker's or the
+ * broker's reason ("max_attempts", "unknown_service", "too_large", ...). `duplicate`: the
+ * broker had completed this id before (no payload then). */
+typedef struct pv_completion {
+    uint64_t job_id;
+    bool ok;
+    bool duplicate;
+    const char *error;
+    const uint8_t *payload;
+    size_t len;
+} pv_completion_t;
+
+/* Connect as a producer allowing `window` (1..65536) pending jobs. */
+pv_err_t pv_producer_new(const pv_bclient_opts_t *opts, uint32_t window, pv_producer_t **out,
+                         pv_errmsg_t *em);
+
+/* Stop the agent (pending jobs are abandoned) and free; clears *self. NULL-safe. */
+void pv_producer_destroy(pv_producer_t **self);
+
+/* Submit job `job_id` to `service`; `payload` is copied. Job ids must be unique among
+ * pending jobs (a second one completes at once with error "duplicate_pending") and should
+ * be unique per run (the broker treats a completed id as done). Waits up to timeout_ms
+ * while the window is full. Errors: PV_ERR_TIMEOUT (window still full: the job was not
+ * taken), PV_ERR_FULL (the window holds only completions not yet read with
+ * pv_producer_recv), PV_ERR_LIMIT (payload too big). */
+pv_err_t pv_producer_submit(pv_producer_t *self, const char *service, uint64_t job_id,
+                            bool want_reply, const void *payload, size_t len, int timeout_ms);
+
+/* Wait up to timeout_ms for the next completion. */
+pv_err_t pv_producer_recv(pv_producer_t *self, int timeout_ms, pv_completion_t *out);
+
+/* Jobs submitted and not yet returned by pv_producer_recv. */
+uint32_t pv_producer_pending(const pv_producer_t *self);
+
+pv_bclient_t *pv_producer_client(pv_producer_t *self);
+
+/* ---- weights relay ---------------------------------------------------------------- */
+
+typedef struct pv_weights_pub pv_weights_pub_t;
+typedef struct pv_weights_sub pv_weights_sub_t;
+
+/* Parameters of one policy version (float32, little-endian). `data` stays valid until the
+ * next pv_weights_sub_poll. */
+typedef struct pv_weights {
+    uint64_t version;
+    uint64_t n_params;
+    const float *data;
+} pv_weights_t;
+
+pv_err_t pv_weights_pub_new(const pv_bclient_opts_t *opts, pv_weights_pub_t **out, pv_errmsg_t *em);
+void pv_weights_pub_destroy(pv_weights_pub_t **self);
+
+/* Publish `n_params` floats as `version` (must grow; copied, crc32 added). */
+pv_err_t pv_weights_publish(pv_weights_pub_t *self, uint64_t version, const float *data,
+                            uint64_t n_params);
+
+pv_err_t pv_weights_sub_new(const pv_bclient_opts_t *opts, pv_weights_sub_t **out, pv_errmsg_t *em);
+void pv_weights_sub_destroy(pv_weights_sub_t **self);
+
+/* Wait up to timeout_ms for a version newer than the last one returned; when several
+ * arrived, only the newest is returned. */
+pv_err_t pv_weights_sub_poll(pv_weights_sub_t *self, int timeout_ms, pv_weights_t *out);
+
+#endif

@@ -1,0 +1,361 @@
+/* net.c - sockets, send and receive with timeouts; see net.h. */
+#include "common/net/net_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct pv_sock {
+    void *zs;
+    pv_sock_type_t type;
+    size_t max_msg_bytes;
+    char endpoint[256];
+};
+
+static pv_err_t s_zerr(pv_errmsg_t *em, const char *what)
+{
+    int e = zmq_errno();
+    pv_err_t err = e == EAGAIN         ? PV_ERR_AGAIN
+                   : e == ETERM        ? PV_ERR_CLOSED
+                   : e == EINTR        ? PV_ERR_INTERRUPTED
+                   : e == EHOSTUNREACH ? PV_ERR_NOTFOUND
+                                       : PV_ERR_NET;
+    return pv_errf(em, err, "%s: %s", what, zmq_strerror(e));
+}
+
+pv_err_t pv_net_new(pv_net_t **out, pv_errmsg_t *em)
+{
+    pv_net_t *self = calloc(1, sizeof *self);
+    if (!self)
+        return PV_ERR_NOMEM;
+    self->ctx = zmq_ctx_new();
+    if (!self->ctx) {
+        free(self);
+        return s_zerr(em, "zmq_ctx_new");
+    }
+    *out = self;
+    return PV_OK;
+}
+
+void pv_net_destroy(pv_net_t **net)
+{
+    if (!net || !*net)
+        return;
+    pv_net_auth_stop(*net);
+    zmq_ctx_term((*net)->ctx);
+    free((*net)->keys);
+    free(*net);
+    *net = NULL;
+}
+
+void *pv_net_zmq(pv_net_t *self)
+{
+    return self->ctx;
+}
+
+pv_err_t pv_net_curve_keypair(char public_key[41], char secret_key[41])
+{
+    if (!zmq_has("curve"))
+        return PV_ERR_UNSUPPORTED;
+    return zmq_curve_keypair(public_key, secret_key) == 0 ? PV_OK : PV_ERR_NET;
+}
+
+pv_err_t pv_peer_set(pv_peer_t *peer, const void *id, size_t len)
+{
+    if (len == 0 || len > PV_PEER_ID_MAX)
+        return PV_ERR_INVAL;
+    memcpy(peer->id, id, len);
+    peer->len = (uint8_t)len;
+    return PV_OK;
+}
+
+static pv_err_t s_opt(pv_sock_t *self, int opt, const void *v, size_t n, const char *name,
+                      pv_errmsg_t *em)
+{
+    if (zmq_setsockopt(self->zs, opt, v, n) == 0)
+        return PV_OK;
+    pv_err_t err = s_zerr(em, name);
+    return err == PV_ERR_NET && zmq_errno() == EINVAL ? PV_ERR_INVAL : err;
+}
+
+static pv_err_t s_int(pv_sock_t *self, int opt, int v, const char *name, pv_errmsg_t *em)
+{
+    return s_opt(self, opt, &v, sizeof v, name, em);
+}
+
+static pv_err_t s_key(pv_sock_t *self, int opt, const char *z85, const char *name, pv_errmsg_t *em)
+{
+    if (strlen(z85) != 40)
+        return pv_errf(em, PV_ERR_INVAL, "%s: a CURVE key is 40 Z85 characters", name);
+    return s_opt(self, opt, z85, 41, name, em); /* 41: ZeroMQ reads Z85 text with its NUL */
+}
+
+static pv_err_t s_configure(pv_sock_t *self, const pv_sock_opts_t *o, pv_errmsg_t *em)
+{
+    if (o->linger_ms < 0)
+        return pv_errf(em, PV_ERR_INVAL, "linger_ms must be >= 0 (close must not hang)");
+    pv_err_t err = s_int(self, ZMQ_LINGER, o->linger_ms, "ZMQ_LINGER", em);
+    if (!err && o->sndhwm)
+        err = s_int(self, ZMQ_SNDHWM, o->sndhwm, "ZMQ_SNDHWM", em);
+    if (!err && o->rcvhwm)
+        err = s_int(self, ZMQ_RCVHWM, o->rcvhwm, "ZMQ_RCVHWM", em);
+    int64_t maxsize = (int64_t)self->max_msg_bytes;
+    if (!err)
+        err = s_opt(self, ZMQ_MAXMSGSIZE, &maxsize, sizeof maxsize, "ZMQ_MAXMSGSIZE", em);
+    if (!err && self->type == PV_SOCK_ROUTER)
+        err = s_int(self, ZMQ_ROUTER_MANDATORY, 1, "ZMQ_ROUTER_MANDATORY", em);
+    if (!err && self->type == PV_SOCK_DEALER)
+        err = s_int(self, ZMQ_IMMEDIATE, 1, "ZMQ_IMMEDIATE", em);
+    if (!err && self->type == PV_SOCK_SUB)
+        err = s_opt(self, ZMQ_SUBSCRIBE, "", 0, "ZMQ_SUBSCRIBE", em);
+    if (!err && o->identity) {
+        size_t n = strlen(o->identity);
+        if (n == 0 || n > PV_PEER_ID_MAX)
+            return pv_errf(em, PV_ERR_INVAL, "identity must be 1..255 bytes");
+        err = s_opt(self, ZMQ_ROUTING_ID, o->identity, n, "ZMQ_ROUTING_ID", em);
+    }
+    if (!err && o->curve_server_key) { /* CURVE client */
+        if (!o->curve_public || !o->curve_secret)
+            return pv_errf(em, PV_ERR_INVAL, "a CURVE client needs its own key pair");
+        err = s_key(self, ZMQ_CURVE_SERVERKEY, o->curve_server_key, "curve_server_key", em);
+        if (!err)
+            err = s_key(self, ZMQ_CURVE_PUBLICKEY, o->curve_public, "curve_public", em);
+        if (!err)
+            err = s_key(self, ZMQ_CURVE_SECRETKEY, o->curve_secret, "curve_secret", em);
+    } else if (!err && o->curve_secret) { /* CURVE server */
+        err = s_int(self, ZMQ_CURVE_SERVER, 1, "ZMQ_CURVE_SERVER", em);
+        if (!err)
+            err = s_key(self, ZMQ_CURVE_SECRETKEY, o->curve_secret, "curve_secret", em);
+        if (!err)
+            err = s_opt(self, ZMQ_ZAP_DOMAIN, "prover", 6, "ZMQ_ZAP_DOMAIN", em);
+    }
+    return err;
+}
+
+pv_err_t pv_sock_new(pv_net_t *net, pv_sock_type_t type, const pv_sock_opts_t *opts,
+                     pv_sock_t **out, pv_errmsg_t *em)
+{
+    static const int ztype[] = {[PV_SOCK_ROUTER] = ZMQ_ROUTER,
+                                [PV_SOCK_DEALER] = ZMQ_DEALER,
+                                [PV_SOCK_PUB] = ZMQ_PUB,
+                                [PV_SOCK_SUB] = ZMQ_SUB};
+    if ((unsigned)type > PV_SOCK_SUB)
+        return pv_errf(em, PV_ERR_INVAL, "unknown socket type %d", (int)type);
+    pv_sock_opts_t dflt = {0};
+    const pv_sock_opts_t *o = opts ? opts : &dflt;
+    pv_sock_t *self = calloc(1, sizeof *self);
+    if (!self)
+        return PV_ERR_NOMEM;
+    self->type = type;
+    self->max_msg_bytes = o->max_msg_bytes ? o->max_msg_bytes : PV_WIRE_DEFAULT_MAX_MSG_BYTES;
+    self->zs = zmq_socket(net->ctx, ztype[type]);
+    if (!self->zs) {
+        free(self);
+        return s_zerr(em, "zmq_socket");
+    }
+    pv_err_t err = s_configure(self, o, em);
+    if (err) {
+        zmq_close(self->zs);
+        free(self);
+        return err;
+    }
+    *out = self;
+    return PV_OK;
+}
+
+void pv_sock_destroy(pv_sock_t **sock)
+{
+    if (!sock || !*sock)
+        return;
+    zmq_close((*sock)->zs);
+    free(*sock);
+    *sock = NULL;
+}
+
+pv_err_t pv_sock_bind(pv_sock_t *self, const char *endpoint, pv_errmsg_t *em)
+{
+    if (zmq_bind(self->zs, endpoint) != 0)
+        return pv_errf(em, PV_ERR_NET, "bind %s: %s", endpoint, zmq_strerror(zmq_errno()));
+    size_t n = sizeof self->endpoint;
+    if (zmq_getsockopt(self->zs, ZMQ_LAST_ENDPOINT, self->endpoint, &n) != 0)
+        self->endpoint[0] = '\0';
+    return PV_OK;
+}
+
+pv_err_t pv_sock_connect(pv_sock_t *self, const char *endpoint, pv_errmsg_t *em)
+{
+    if (zmq_connect(self->zs, endpoint) != 0)
+        return pv_errf(em, PV_ERR_NET, "connect %s: %s", endpoint, zmq_strerror(zmq_errno()));
+    return PV_OK;
+}
+
+const char *pv_sock_endpoint(const pv_sock_t *self)
+{
+    return self->endpoint;
+}
+
+void *pv_sock_zmq(pv_sock_t *self)
+{
+    return self->zs;
+}
+
+static int64_t s_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait until the socket is ready for `events` or the deadline (-1 = none) passes. */
+static pv_err_t s_wait(pv_sock_t *self, short events, int64_t deadline, int timeout_ms,
+                       pv_errmsg_t *em)
+{
+    for (;;) {
+        long left = -1;
+        if (deadline >= 0) {
+            left = (long)(deadline - s_now_ms());
+            if (left < 0)
+                left = 0;
+        }
+        zmq_pollitem_t item = {.socket = self->zs, .events = events};
+        int rc = zmq_poll(&item, 1, left);
+        if (rc < 0)
+            return s_zerr(em, "zmq_poll");
+        if (rc > 0)
+            return PV_OK;
+        if (left == 0)
+            return timeout_ms == 0 ? PV_ERR_AGAIN
+                                   : pv_errf(em, PV_ERR_TIMEOUT, "no %s within %d ms",
+                                             events == ZMQ_POLLIN ? "message" : "room", timeout_ms);
+    }
+}
+
+static int64_t s_deadline(int timeout_ms)
+{
+    return timeout_ms < 0 ? -1 : s_now_ms() + timeout_ms;
+}
+
+/* Send one frame without blocking, retrying on EAGAIN until the deadline. */
+static pv_err_t s_send_frame(pv_sock_t *self, const void *p, size_t n, int flags, int64_t deadline,
+                             int timeout_ms, pv_errmsg_t *em)
+{
+    for (;;) {
+        if (zmq_send(self->zs, p, n, flags | ZMQ_DONTWAIT) >= 0)
+            return PV_OK;
+        if (zmq_errno() != EAGAIN)
+            return s_zerr(em, "zmq_send");
+        if (deadline >= 0 && s_now_ms() >= deadline)
+            return timeout_ms == 0
+                       ? PV_ERR_AGAIN
+                       : pv_errf(em, PV_ERR_TIMEOUT, "no room within %d ms", timeout_ms);
+        if (self->type == PV_SOCK_ROUTER) {
+            /* a ROUTER's POLLOUT means some peer has room, maybe not this one: nap */
+            struct timespec nap = {0, 1000000};
+            nanosleep(&nap, NULL);
+            continue;
+        }
+        pv_err_t err = s_wait(self, ZMQ_POLLOUT, deadline, timeout_ms, em);
+        if (err)
+            return err;
+    }
+}
+
+pv_err_t pv_sock_send(pv_sock_t *self, const pv_peer_t *to, const void *data, size_t len,
+                      int timeout_ms, pv_errmsg_t *em)
+{
+    int64_t deadline = s_deadline(timeout_ms);
+    if (self->type == PV_SOCK_ROUTER) {
+        if (!to || to->len == 0)
+            return pv_errf(em, PV_ERR_INVAL, "a ROUTER send needs a peer");
+        pv_err_t err = s_send_frame(self, to->id, to->len, ZMQ_SNDMORE, deadline, timeout_ms, em);
+        if (err)
+            return err;
+        /* the identity frame went out: the rest of a multipart message cannot block */
+        return zmq_send(self->zs, data, len, 0) >= 0 ? PV_OK : s_zerr(em, "zmq_send");
+    }
+    return s_send_frame(self, data, len, 0, deadline, timeout_ms, em);
+}
+
+/* Receive and drop the remaining frames of the current message. */
+static void s_drain(pv_sock_t *self)
+{
+    int more = 1;
+    size_t n = sizeof more;
+    while (zmq_getsockopt(self->zs, ZMQ_RCVMORE, &more, &n) == 0 && more) {
+        zmq_msg_t part;
+        zmq_msg_init(&part);
+        zmq_msg_recv(&part, self->zs, ZMQ_DONTWAIT);
+        zmq_msg_close(&part);
+        n = sizeof more;
+    }
+}
+
+static bool s_more(pv_sock_t *self)
+{
+    int more = 0;
+    size_t n = sizeof more;
+    return zmq_getsockopt(self->zs, ZMQ_RCVMORE, &more, &n) == 0 && more;
+}
+
+pv_err_t pv_sock_recv(pv_sock_t *self, pv_peer_t *from, pv_wire_buf_t *buf, int timeout_ms,
+                      pv_errmsg_t *em)
+{
+    buf->len = 0;
+    pv_err_t err = s_wait(self, ZMQ_POLLIN, s_deadline(timeout_ms), timeout_ms, em);
+    if (err)
+        return err;
+    zmq_msg_t msg;
+    zmq_msg_init(&msg);
+    if (zmq_msg_recv(&msg, self->zs, ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&msg);
+        return s_zerr(em, "zmq_msg_recv");
+    }
+    if (self->type == PV_SOCK_ROUTER) {
+        size_t n = zmq_msg_size(&msg);
+        if (from && pv_peer_set(from, zmq_msg_data(&msg), n) != PV_OK)
+            from->len = 0;
+        zmq_msg_close(&msg);
+        if (!s_more(self))
+            return pv_errf(em, PV_ERR_PARSE, "malformed: an identity frame alone");
+        zmq_msg_init(&msg);
+        if (zmq_msg_recv(&msg, self->zs, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&msg);
+            return s_zerr(em, "zmq_msg_recv");
+        }
+    }
+    if (s_more(self)) {
+        zmq_msg_close(&msg);
+        s_drain(self);
+        return pv_errf(em, PV_ERR_PARSE, "malformed: more frames than one envelope");
+    }
+    size_t n = zmq_msg_size(&msg);
+    if (n > self->max_msg_bytes)
+        err = pv_errf(em, PV_ERR_LIMIT, "message of %zu bytes (limit %zu)", n, self->max_msg_bytes);
+    else if ((err = pv_wire_buf_reserve(buf, n)))
+        pv_errf(em, err, "message of %zu bytes does not fit the buffer", n);
+    else if (n)
+        memcpy(buf->data, zmq_msg_data(&msg), n);
+    if (!err)
+        buf->len = n;
+    zmq_msg_close(&msg);
+    return err;
+}
+
+pv_err_t pv_sock_send_msg(pv_sock_t *self, const pv_peer_t *to, const pv_wire_msg_t *msg,
+                          pv_wire_buf_t *scratch, int timeout_ms, pv_errmsg_t *em)
+{
+    pv_err_t err = pv_wire_encode(msg, NULL, scratch, em);
+    return err ? err : pv_sock_send(self, to, scratch->data, scratch->len, timeout_ms, em);
+}
+
+pv_err_t pv_sock_recv_msg(pv_sock_t *self, pv_peer_t *from, pv_wire_buf_t *buf, pv_wire_dec_t *dec,
+                          pv_arena_t *arena, pv_wire_msg_t *msg, int timeout_ms, pv_errmsg_t *em)
+{
+    pv_err_t err = pv_sock_recv(self, from, buf, timeout_ms, em);
+    if (err) {
+        memset(msg, 0, sizeof *msg);
+        return err;
+    }
+    return pv_wire_decode(dec, buf->data, buf->len, arena, msg, em);
+}

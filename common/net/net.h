@@ -1,0 +1,140 @@
+/* net.h - a thin ZeroMQ wrapper for prover's envelopes (DESIGN.md section 2).
+ *
+ * pv_net_t is one ZeroMQ context per process (inproc endpoints only reach sockets of the
+ * same context). pv_sock_t wraps one socket with the habits every role needs:
+ *   - every send and receive takes a timeout (ms: -1 waits forever, 0 never waits), so idle
+ *     roles block in zmq_poll instead of spinning and nothing waits forever by accident;
+ *   - ROUTER sockets set ZMQ_ROUTER_MANDATORY: a message to a peer that is not connected is
+ *     an error (PV_ERR_NOTFOUND), never a silent drop, and a full peer pipe blocks the send
+ *     (until the timeout) instead of dropping;
+ *   - DEALER sockets set ZMQ_IMMEDIATE: messages are queued only on completed connections,
+ *     so a send with no reachable peer times out instead of vanishing into a pipe;
+ *   - ZMQ_LINGER is bounded (0 ms by default) so closing a socket never hangs;
+ *   - ZMQ_MAXMSGSIZE and a receive-side check bound incoming messages;
+ *   - optional CURVE encryption, and with pv_net_allow() a ZAP handler that admits only the
+ *     listed client keys, so an unauthorised client cannot join (ZeroMQ RFC 26/ZAP, 25/ZMTP-CURVE).
+ * Framing: a DEALER/PUB/SUB message is one frame, the encoded envelope. A ROUTER receives
+ * [peer identity][envelope] and sends the same; pv_peer_t carries the identity. Any other
+ * frame count is malformed (PV_ERR_PARSE) and the whole message is discarded.
+ * PUB drops messages for slow subscribers by ZeroMQ's design: use it only for messages that
+ * are repeated (announcements), never for data that must arrive.
+ *
+ * Errors: PV_ERR_TIMEOUT (timeout_ms > 0 elapsed), PV_ERR_AGAIN (timeout_ms == 0 and the
+ * operation would block), PV_ERR_NOTFOUND (ROUTER: no such peer), PV_ERR_CLOSED (the
+ * context is terminating), PV_ERR_INTERRUPTED (a signal arrived: check the stop flag),
+ * PV_ERR_NET (anything else, with zmq_strerror() text in `em`).
+ */
+#ifndef PV_NET_H
+#define PV_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/arena.h"
+#include "common/err.h"
+#include "common/wire/wire.h"
+
+typedef struct pv_net pv_net_t;
+typedef struct pv_sock pv_sock_t;
+
+typedef enum pv_sock_type {
+    PV_SOCK_ROUTER, /* the broker side: many peers, addressed by identity */
+    PV_SOCK_DEALER, /* a worker or producer talking to a ROUTER */
+    PV_SOCK_PUB,    /* announcements (may drop) */
+    PV_SOCK_SUB,    /* subscribes to everything */
+} pv_sock_type_t;
+
+/* A ROUTER peer: the identity frame ZeroMQ prefixes (1..255 bytes). Plain data: copy it. */
+#define PV_PEER_ID_MAX 255
+typedef struct pv_peer {
+    uint8_t len;
+    uint8_t id[PV_PEER_ID_MAX];
+} pv_peer_t;
+
+/* Socket options; zero-initialise and set what you need (NULL opts = all defaults). */
+typedef struct pv_sock_opts {
+    int linger_ms;      /* close waits at most this for unsent messages; 0 default, >= 0 */
+    int sndhwm, rcvhwm; /* high-water marks in messages; 0 = ZeroMQ's default (1000) */
+    size_t
+        max_msg_bytes; /* larger incoming messages are refused; 0 = PV_WIRE_DEFAULT_MAX_MSG_BYTES */
+    const char *identity; /* DEALER: routing id the ROUTER sees (1..255 bytes); NULL = random */
+    /* CURVE (Z85 text keys, 40 characters). A server sets curve_secret only. A client sets
+     * curve_server_key (the server's public key) and its own curve_public / curve_secret. */
+    const char *curve_secret;
+    const char *curve_public;
+    const char *curve_server_key;
+} pv_sock_opts_t;
+
+/* Create the process's context. Errors: PV_ERR_NET. */
+pv_err_t pv_net_new(pv_net_t **out, pv_errmsg_t *em);
+
+/* Stop the ZAP handler (if any) and terminate the context; clears *net. Every socket must
+ * have been destroyed first (their bounded linger makes this return promptly). NULL-safe. */
+void pv_net_destroy(pv_net_t **net);
+
+/* Admit only these CURVE client public keys (Z85 text, `n` of them) to every CURVE server
+ * socket of this context, by running a ZAP handler on a thread until pv_net_destroy.
+ * Call once, before binding CURVE servers. Without it any client that knows the server's
+ * public key may connect (traffic is still encrypted). Errors: PV_ERR_INVAL (bad key),
+ * PV_ERR_STATE (already called), PV_ERR_NET, PV_ERR_NOMEM. */
+pv_err_t pv_net_allow(pv_net_t *self, const char *const *client_keys, size_t n, pv_errmsg_t *em);
+
+/* A new CURVE key pair as Z85 text (40 characters + NUL each). Errors: PV_ERR_UNSUPPORTED
+ * when libzmq was built without CURVE. */
+pv_err_t pv_net_curve_keypair(char public_key[41], char secret_key[41]);
+
+/* The raw zmq context, for code that needs a socket type this wrapper does not cover. */
+void *pv_net_zmq(pv_net_t *self);
+
+/* Create a socket with `opts` (copied; NULL = defaults). Errors: PV_ERR_INVAL (bad option,
+ * e.g. negative linger or a CURVE key that is not 40 Z85 characters), PV_ERR_NET,
+ * PV_ERR_NOMEM. */
+pv_err_t pv_sock_new(pv_net_t *net, pv_sock_type_t type, const pv_sock_opts_t *opts,
+                     pv_sock_t **out, pv_errmsg_t *em);
+
+/* Close the socket (waits at most linger_ms); clears *sock. NULL-safe. */
+void pv_sock_destroy(pv_sock_t **sock);
+
+/* Bind to `endpoint` ("tcp://127.0.0.1:*" picks a free port, "ipc:///path", "inproc://name").
+ * Errors: PV_ERR_NET (address in use, bad endpoint...). */
+pv_err_t pv_sock_bind(pv_sock_t *self, const char *endpoint, pv_errmsg_t *em);
+
+/* Connect to `endpoint` (ZeroMQ connects in the background and reconnects by itself).
+ * Errors: PV_ERR_NET. */
+pv_err_t pv_sock_connect(pv_sock_t *self, const char *endpoint, pv_errmsg_t *em);
+
+/* The endpoint of the last bind with wildcards resolved ("tcp://127.0.0.1:41327"), or "". */
+const char *pv_sock_endpoint(const pv_sock_t *self);
+
+/* The raw zmq socket, for zmq_poll() over several sockets. Do not send or receive on it. */
+void *pv_sock_zmq(pv_sock_t *self);
+
+/* Send `len` bytes as one message; a ROUTER needs `to` (others ignore it). Waits up to
+ * timeout_ms for room. Errors: see the top of this file; PV_ERR_INVAL (ROUTER without a
+ * peer). */
+pv_err_t pv_sock_send(pv_sock_t *self, const pv_peer_t *to, const void *data, size_t len,
+                      int timeout_ms, pv_errmsg_t *em);
+
+/* Receive one message into `buf` (buf->len = its size; the buffer grows up to its max).
+ * A ROUTER writes the sender into *from (may be NULL otherwise). Malformed framing gives
+ * PV_ERR_PARSE and a message above max_msg_bytes or the buffer's max gives PV_ERR_LIMIT;
+ * either way the message is consumed and the socket stays usable. */
+pv_err_t pv_sock_recv(pv_sock_t *self, pv_peer_t *from, pv_wire_buf_t *buf, int timeout_ms,
+                      pv_errmsg_t *em);
+
+/* Encode `msg` into `scratch` (reused; see pv_wire_encode) and send it. */
+pv_err_t pv_sock_send_msg(pv_sock_t *self, const pv_peer_t *to, const pv_wire_msg_t *msg,
+                          pv_wire_buf_t *scratch, int timeout_ms, pv_errmsg_t *em);
+
+/* Receive into `buf` and decode with `dec` into `msg` (strings in `arena`, bins pointing
+ * into `buf`: valid until the next receive into `buf` or pv_arena_reset). Errors: those of
+ * pv_sock_recv() and pv_wire_decode(). */
+pv_err_t pv_sock_recv_msg(pv_sock_t *self, pv_peer_t *from, pv_wire_buf_t *buf, pv_wire_dec_t *dec,
+                          pv_arena_t *arena, pv_wire_msg_t *msg, int timeout_ms, pv_errmsg_t *em);
+
+/* Set a peer from text (e.g. the identity a DEALER was given). Errors: PV_ERR_INVAL when
+ * empty or longer than PV_PEER_ID_MAX. */
+pv_err_t pv_peer_set(pv_peer_t *peer, const void *id, size_t len);
+
+#endif

@@ -1,0 +1,294 @@
+/* wire_doc.c - docs/wire-schema.md, docs/wire-schema.json and the fuzz dictionary, all
+ * generated from the descriptor tables; see wire_desc.h. */
+#include "common/wire/wire_int.h"
+
+#include <string.h>
+
+static const struct {
+    const char *type, *msgpack, *c;
+} s_types[] = {
+    {"u8", "any MessagePack integer format holding a value in 0..255 (negative → error)",
+     "uint8_t"},
+    {"u32", "any MessagePack integer format holding a value in 0..2^32-1", "uint32_t"},
+    {"u64", "any MessagePack integer format holding a value in 0..2^64-1", "uint64_t"},
+    {"f32",
+     "written as float 32; float 32 or float 64 accepted; must be finite and within ±FLT_MAX "
+     "(an integer is not a float)",
+     "float"},
+    {"bool", "true / false (nil is not false)", "bool"},
+    {"str", "str 8/16/32: UTF-8, no NUL byte", "const char * (NUL-terminated)"},
+    {"bin", "bin 8/16/32 (a str is not a bin)", "pv_wire_bin_t {ptr, len}"},
+    {"obj", "a map from the struct's keys (str) to values; keys in any order", "the nested struct"},
+    {"[x]", "an array of x", "const x *name + uint32_t n_name"},
+};
+
+static const struct {
+    pv_wire_rule_t rule;
+    const char *text;
+} s_rules[] = {
+    {PV_WIRE_RULE_SAME_LEN, "this array has as many elements as array field `arg`"},
+    {PV_WIRE_RULE_AT_MOST, "this integer is at most integer field `arg`"},
+    {PV_WIRE_RULE_CRC32_OF, "this u32 is zlib's crc32 (ISO-HDLC, as Python's zlib.crc32) of bin "
+                            "field `arg`, checked when that bin is non-empty"},
+    {PV_WIRE_RULE_ELEMS_OF, "bin field `arg` is empty or holds exactly this many 4-byte elements"},
+    {PV_WIRE_RULE_ONE_OF,
+     "this str is one of the words of `arg`, which are separated by a vertical bar"},
+};
+
+static const struct {
+    pv_err_t err;
+    const char *when;
+} s_errors[] = {
+    {PV_ERR_LIMIT, "message, str, bin, array or map larger than its limit; nesting too deep; "
+                   "too many objects"},
+    {PV_ERR_TRUNCATED, "the bytes end inside an object, or a length/count claims more than is "
+                       "left"},
+    {PV_ERR_PARSE, "not MessagePack (0xc1), trailing bytes, bad magic, unknown, duplicate or "
+                   "missing key, invalid UTF-8 or NUL in a str"},
+    {PV_ERR_TYPE, "a value of the wrong MessagePack type; extension types"},
+    {PV_ERR_RANGE, "integer negative or above its maximum; float not finite or beyond f32"},
+    {PV_ERR_INVAL, "a rule is broken (e.g. crc32 mismatch, fewer log-probs than tokens)"},
+    {PV_ERR_VERSION, "\"ver\" is not this build's schema version"},
+    {PV_ERR_UNKNOWN_TYPE, "\"type\" is not a known message id"},
+};
+
+static void s_type_text(const pv_wire_field_t *f, char *buf, size_t cap)
+{
+    if (f->kind == PV_WIRE_K_OBJ)
+        snprintf(buf, cap, "%s", f->sub->name);
+    else if (f->kind == PV_WIRE_K_ARR_OBJ)
+        snprintf(buf, cap, "[%s]", f->sub->name);
+    else
+        snprintf(buf, cap, "%s", pv_wire_kind_name(f->kind));
+}
+
+static void s_max_text(const pv_wire_field_t *f, const pv_wire_limits_t *lim, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    switch (f->kind) {
+    case PV_WIRE_K_U8:
+    case PV_WIRE_K_U32:
+    case PV_WIRE_K_U64:
+        if (f->max)
+            snprintf(buf, cap, "≤ %llu", (unsigned long long)f->max);
+        break;
+    case PV_WIRE_K_STR:
+    case PV_WIRE_K_BIN:
+        snprintf(buf, cap, "%llu B%s", (unsigned long long)pv_wire_field_max_bytes(f, lim),
+                 f->max ? "" : " (limit)");
+        break;
+    case PV_WIRE_K_ARR_STR:
+        snprintf(buf, cap, "%llu × %u B", (unsigned long long)f->max, lim->max_str_bytes);
+        break;
+    case PV_WIRE_K_ARR_U32:
+    case PV_WIRE_K_ARR_F32:
+    case PV_WIRE_K_ARR_OBJ:
+        snprintf(buf, cap, "%llu", (unsigned long long)f->max);
+        break;
+    default:
+        break;
+    }
+}
+
+static void s_md_struct(FILE *out, const pv_wire_struct_t *sd, const pv_wire_limits_t *lim)
+{
+    fprintf(out, "### %s\n\n%s C type `pv_wire_%s_t`.\n\n", sd->name, sd->doc, sd->name);
+    fprintf(out, "| key | type | max | required | rule | meaning |\n");
+    fprintf(out, "|---|---|---|---|---|---|\n");
+    for (uint32_t i = 0; i < sd->n_fields; i++) {
+        const pv_wire_field_t *f = &sd->fields[i];
+        char type[80], max[64], rule[96] = "";
+        s_type_text(f, type, sizeof type);
+        s_max_text(f, lim, max, sizeof max);
+        if (f->rule != PV_WIRE_RULE_NONE)
+            snprintf(rule, sizeof rule, "%s `%s`", pv_wire_rule_name(f->rule), f->rule_arg);
+        fprintf(out, "| `%s` | %s | %s | %s | %s | %s |\n", f->name, type, max,
+                f->optional ? "no" : "yes", rule, f->doc);
+    }
+    fprintf(out, "\n");
+}
+
+pv_err_t pv_wire_schema_markdown(FILE *out)
+{
+    pv_wire_limits_t lim;
+    pv_wire_limits_default(&lim);
+    fprintf(out, "# prover wire schema, version %u\n\n", PV_WIRE_VERSION);
+    fprintf(out,
+            "Generated by `prover-schema --markdown` from `common/wire/wire_schema.h`; do not "
+            "edit.\nThe same content, machine-readable, is `docs/wire-schema.json`. A test fails "
+            "when either\nfile differs from what the schema generates.\n\n");
+    fprintf(out, "## Envelope\n\nEvery message is one MessagePack map with exactly these keys "
+                 "(any order):\n\n");
+    fprintf(out, "| key | type | value |\n|---|---|---|\n");
+    fprintf(out, "| `pv` | u32 | magic 0x%08X (%u) |\n", PV_WIRE_MAGIC, PV_WIRE_MAGIC);
+    fprintf(out, "| `ver` | u32 | schema version %u; other versions are rejected |\n",
+            PV_WIRE_VERSION);
+    fprintf(out, "| `type` | u32 | message type id (table below); unknown ids are rejected |\n");
+    fprintf(out, "| `body` | obj | the message's struct |\n\n");
+    fprintf(out, "Message ids are append-only. Any change to a message's fields bumps the "
+                 "version. On ZeroMQ an\nenvelope is one frame (a ROUTER socket adds the peer's "
+                 "identity frame in front).\n\n");
+    fprintf(out, "## Types\n\n| type | MessagePack | C |\n|---|---|---|\n");
+    for (size_t i = 0; i < sizeof s_types / sizeof s_types[0]; i++)
+        fprintf(out, "| %s | %s | %s |\n", s_types[i].type, s_types[i].msgpack, s_types[i].c);
+    fprintf(out, "\nEvery key of a struct must be present unless its *required* column says "
+                 "no (an absent\noptional key decodes as 0, \"\" or empty). Unknown and "
+                 "duplicate keys are rejected. The C\nencoder always writes every key.\n\n");
+    fprintf(out, "## Rules\n\n| rule | meaning |\n|---|---|\n");
+    for (size_t i = 0; i < sizeof s_rules / sizeof s_rules[0]; i++)
+        fprintf(out, "| %s | %s |\n", pv_wire_rule_name(s_rules[i].rule), s_rules[i].text);
+    fprintf(out, "\n## Limits\n\nThe *max* column bounds values (integers), bytes (str, bin) "
+                 "or elements (arrays). Global\nlimits (`pv_wire_limits_t`; max_msg_bytes is "
+                 "the one to configure per socket):\n\n");
+    fprintf(out, "| limit | default | meaning |\n|---|---|---|\n");
+    fprintf(out,
+            "| max_msg_bytes | %zu | whole envelope; also the limit of bin fields without "
+            "their own |\n",
+            lim.max_msg_bytes);
+    fprintf(out, "| max_str_bytes | %u | any str, and str fields without their own |\n",
+            lim.max_str_bytes);
+    fprintf(out, "| max_objects | %u | MessagePack objects per message, keys included |\n",
+            lim.max_objects);
+    fprintf(out,
+            "| max_depth | %u | nested maps and arrays, the envelope counting 1 (at most "
+            "%u) |\n",
+            lim.max_depth, PV_WIRE_MAX_DEPTH_CAP);
+    fprintf(out, "| max_array | %u | any array (fixed) |\n", PV_WIRE_MAX_ARRAY);
+    fprintf(out, "| max_map | %u | entries of any map (fixed) |\n\n", PV_WIRE_MAX_MAP);
+    fprintf(out, "## Errors\n\nA decoder returns one of these `pv_err_t` codes and never "
+                 "crashes:\n\n| code | when |\n|---|---|\n");
+    for (size_t i = 0; i < sizeof s_errors / sizeof s_errors[0]; i++)
+        fprintf(out, "| PV_ERR_%s | %s |\n", pv_errname(s_errors[i].err), s_errors[i].when);
+    size_t n_msg, n_st;
+    const pv_wire_msgdesc_t *msgs = pv_wire_messages(&n_msg);
+    const pv_wire_struct_t *const *st = pv_wire_structs(&n_st);
+    fprintf(out, "\n## Messages\n\n| id | type | body |\n|---|---|---|\n");
+    for (size_t i = 0; i < n_msg; i++)
+        fprintf(out, "| %d | %s | [%s](#%s) |\n", (int)msgs[i].type, msgs[i].name,
+                msgs[i].body->name, msgs[i].body->name);
+    fprintf(out, "\n## Structs\n\n");
+    for (size_t i = 0; i < n_st; i++)
+        s_md_struct(out, st[i], &lim);
+    return ferror(out) ? PV_ERR_IO : PV_OK;
+}
+
+static json_t *s_json_field(const pv_wire_field_t *f, const pv_wire_limits_t *lim)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "name", json_string(f->name));
+    json_object_set_new(j, "type", json_string(pv_wire_kind_name(f->kind)));
+    if (f->sub)
+        json_object_set_new(j, "struct", json_string(f->sub->name));
+    switch (f->kind) {
+    case PV_WIRE_K_U8:
+    case PV_WIRE_K_U32:
+    case PV_WIRE_K_U64:
+        if (f->max)
+            json_object_set_new(j, "max", json_integer((json_int_t)f->max));
+        break;
+    case PV_WIRE_K_STR:
+    case PV_WIRE_K_BIN:
+        json_object_set_new(j, "max_bytes",
+                            json_integer((json_int_t)pv_wire_field_max_bytes(f, lim)));
+        break;
+    case PV_WIRE_K_ARR_STR:
+        json_object_set_new(j, "max_bytes", json_integer(lim->max_str_bytes));
+        /* fall through */
+    case PV_WIRE_K_ARR_U32:
+    case PV_WIRE_K_ARR_F32:
+    case PV_WIRE_K_ARR_OBJ:
+        json_object_set_new(j, "max_items", json_integer((json_int_t)f->max));
+        break;
+    default:
+        break;
+    }
+    json_object_set_new(j, "optional", json_boolean(f->optional));
+    if (f->rule == PV_WIRE_RULE_ONE_OF) {
+        json_t *words = json_array();
+        for (const char *w = f->rule_arg;;) {
+            const char *bar = strchr(w, '|');
+            size_t wl = bar ? (size_t)(bar - w) : strlen(w);
+            json_array_append_new(words, json_stringn(w, wl));
+            if (!bar)
+                break;
+            w = bar + 1;
+        }
+        json_object_set_new(j, "rule", json_pack("{s:s, s:o}", "kind", "one_of", "values", words));
+    } else if (f->rule != PV_WIRE_RULE_NONE) {
+        json_object_set_new(
+            j, "rule",
+            json_pack("{s:s, s:s}", "kind", pv_wire_rule_name(f->rule), "field", f->rule_arg));
+    }
+    json_object_set_new(j, "doc", json_string(f->doc));
+    return j;
+}
+
+pv_err_t pv_wire_schema_json(json_t **out)
+{
+    pv_wire_limits_t lim;
+    pv_wire_limits_default(&lim);
+    json_t *root = json_object();
+    if (!root)
+        return PV_ERR_NOMEM;
+    json_object_set_new(root, "schema", json_string("prover-wire"));
+    json_object_set_new(root, "version", json_integer(PV_WIRE_VERSION));
+    json_object_set_new(root, "magic", json_integer(PV_WIRE_MAGIC));
+    json_object_set_new(root, "envelope",
+                        json_pack("[{s:s, s:s, s:I}, {s:s, s:s, s:I}, {s:s, s:s}, {s:s, s:s}]",
+                                  "key", "pv", "type", "u32", "value", (json_int_t)PV_WIRE_MAGIC,
+                                  "key", "ver", "type", "u32", "value", (json_int_t)PV_WIRE_VERSION,
+                                  "key", "type", "type", "u32", "key", "body", "type", "obj"));
+    json_object_set_new(
+        root, "limits",
+        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "max_msg_bytes", (json_int_t)lim.max_msg_bytes,
+                  "max_str_bytes", (json_int_t)lim.max_str_bytes, "max_objects",
+                  (json_int_t)lim.max_objects, "max_depth", (json_int_t)lim.max_depth, "max_array",
+                  (json_int_t)PV_WIRE_MAX_ARRAY, "max_map", (json_int_t)PV_WIRE_MAX_MAP));
+    json_t *types = json_object();
+    for (size_t i = 0; i < sizeof s_types / sizeof s_types[0]; i++)
+        json_object_set_new(types, s_types[i].type, json_string(s_types[i].msgpack));
+    json_object_set_new(root, "types", types);
+    json_t *rules = json_object();
+    for (size_t i = 0; i < sizeof s_rules / sizeof s_rules[0]; i++)
+        json_object_set_new(rules, pv_wire_rule_name(s_rules[i].rule),
+                            json_string(s_rules[i].text));
+    json_object_set_new(root, "rules", rules);
+    size_t n_msg, n_st;
+    const pv_wire_msgdesc_t *msgs = pv_wire_messages(&n_msg);
+    const pv_wire_struct_t *const *st = pv_wire_structs(&n_st);
+    json_t *jm = json_array();
+    for (size_t i = 0; i < n_msg; i++)
+        json_array_append_new(jm, json_pack("{s:i, s:s, s:s}", "id", (int)msgs[i].type, "name",
+                                            msgs[i].name, "body", msgs[i].body->name));
+    json_object_set_new(root, "messages", jm);
+    json_t *js = json_array();
+    for (size_t i = 0; i < n_st; i++) {
+        json_t *fields = json_array();
+        for (uint32_t k = 0; k < st[i]->n_fields; k++)
+            json_array_append_new(fields, s_json_field(&st[i]->fields[k], &lim));
+        json_array_append_new(js, json_pack("{s:s, s:s, s:o}", "name", st[i]->name, "doc",
+                                            st[i]->doc, "fields", fields));
+    }
+    json_object_set_new(root, "structs", js);
+    *out = root;
+    return PV_OK;
+}
+
+static void s_dict_key(FILE *out, const char *key, size_t len)
+{
+    fprintf(out, "\"\\x%02x", 0xa0u | (unsigned)len); /* fixstr: every key is < 32 bytes */
+    fprintf(out, "%.*s\"\n", (int)len, key);
+}
+
+pv_err_t pv_wire_schema_fuzz_dict(FILE *out)
+{
+    static const char *const env[] = {"pv", "ver", "type", "body"};
+    for (size_t i = 0; i < 4; i++)
+        s_dict_key(out, env[i], strlen(env[i]));
+    size_t n_st;
+    const pv_wire_struct_t *const *st = pv_wire_structs(&n_st);
+    for (size_t i = 0; i < n_st; i++)
+        for (uint32_t k = 0; k < st[i]->n_fields; k++)
+            s_dict_key(out, st[i]->fields[k].name, st[i]->fields[k].name_len);
+    return ferror(out) ? PV_ERR_IO : PV_OK;
+}

@@ -1,0 +1,422 @@
+/* test_searchqa.c - the searchqa family: Search-R1's observation formats, action forms
+ * (brackets and tags), exact-match reward, turn limit, candidates, expert, save/restore
+ * round trips and refusal of bad states, malformed files naming file and line, and the
+ * real 100-question HotpotQA sample when ../shared is present. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/env/env.h"
+#include "env_test_util.h"
+#include "tests/support/pv_test.h"
+
+static pv_env_model_t *s_model(const char *data, uint32_t top_k, uint32_t max_steps)
+{
+    pv_env_spec_t spec = {
+        .name = "searchqa", .data_path = data, .seed = 9, .top_k = top_k, .max_steps = max_steps};
+    pv_env_model_t *m = NULL;
+    pv_errmsg_t em = {{0}};
+    pv_err_t rc = pv_env_model_new(&spec, &m, &em);
+    if (rc != PV_OK)
+        fail_msg("model: %s: %s", pv_strerror(rc), em.text);
+    return m;
+}
+
+static char s_dir[256];
+
+static void s_tmpdir(void)
+{
+    et_tmpdir(s_dir, sizeof s_dir, "searchqa");
+}
+
+static void s_rmdir(void)
+{
+    et_rmdir(s_dir);
+}
+
+#define CORPUS                                                                                     \
+    "{\"id\": \"0\", \"contents\": \"\\\"Paul Walker\\\"\\nPaul Walker was an American actor "     \
+    "born in Glendale.\"}\n"                                                                       \
+    "{\"id\": \"1\", \"contents\": \"\\\"Glendale\\\"\\nGlendale is a city in Los Angeles "        \
+    "County, California.\"}\n"                                                                     \
+    "{\"id\": \"2\", \"contents\": \"\\\"Fast Five\\\"\\nFast Five is a 2011 film starring Paul "  \
+    "Walker.\"}\n"                                                                                 \
+    "{\"id\": \"3\", \"contents\": \"\\\"Vin Diesel\\\"\\nVin Diesel is an actor.\"}\n"
+#define QUESTIONS                                                                                  \
+    "{\"id\": \"q0\", \"question\": \"In which county was the star of Fast Five born?\", "         \
+    "\"golden_answers\": [\"Los Angeles County\", \"LA County\"], "                                \
+    "\"supporting_titles\": [\"Fast Five\", \"Paul Walker\", \"Glendale\"]}\n"                     \
+    "{\"id\": \"q1\", \"question\": \"Is Vin Diesel an actor?\", \"golden_answers\": "             \
+    "[\"yes\"]}\n"                                                                                 \
+    "{\"id\": \"q2\", \"question\": \"Who starred in Fast Five?\", \"golden_answers\": \"Paul "    \
+    "Walker\"}\n"                                                                                  \
+    "{\"id\": \"q3\", \"question\": \"What year was Fast Five released?\", "                       \
+    "\"golden_answers\": [\"2011\"]}\n"
+
+/* Find the task whose question text is `q`. */
+static pv_task_t s_find(pv_env_model_t *m, pv_env_t *e, const char *q)
+{
+    for (uint32_t split = 0; split < 2; split++)
+        for (uint64_t t = 0; t < pv_env_model_n_tasks(m, split); t++) {
+            pv_task_t task = {.split = split, .task_id = t};
+            pv_step_result_t r;
+            assert_int_equal(pv_env_reset(e, &task, &r), PV_OK);
+            if (strcmp(pv_env_task_text(e), q) == 0)
+                return task;
+        }
+    fail_msg("question '%s' not found", q);
+    return (pv_task_t){0};
+}
+
+static void test_protocol_on_small_corpus(void **state)
+{
+    (void)state;
+    s_tmpdir();
+    et_write(s_dir, "tiny_corpus.jsonl", CORPUS);
+    et_write(s_dir, "tiny_questions.jsonl", QUESTIONS);
+    pv_env_model_t *m = s_model(s_dir, 2, 0);
+    assert_int_equal(pv_env_model_kind(m), PV_ENV_SEARCHQA);
+    assert_int_equal(pv_env_model_max_steps(m), 4);
+    assert_int_equal(pv_env_model_n_tasks(m, 0) + pv_env_model_n_tasks(m, 1), 4);
+    pv_env_t *e = NULL;
+    assert_int_equal(pv_env_new(m, &e), PV_OK);
+    pv_task_t task = s_find(m, e, "In which county was the star of Fast Five born?");
+    pv_step_result_t r;
+    assert_int_equal(pv_env_reset(e, &task, &r), PV_OK);
+    assert_string_equal(r.obs, "Question: In which county was the star of Fast Five born?");
+    /* Search-R1's passage format, top-k = 2, the title keeps the corpus' quotes; "Paul
+     * Walker" twice in a short passage beats once in the film's */
+    assert_int_equal(pv_env_step(e, "search[Paul Walker]", &r), PV_OK);
+    assert_true(r.admissible && !r.done);
+    assert_string_equal(r.obs, "<information>Doc 1(Title: \"Paul Walker\") Paul Walker was an "
+                               "American actor born in Glendale.\nDoc 2(Title: \"Fast Five\") "
+                               "Fast Five is a 2011 film starring Paul Walker.</information>");
+    /* the tag form of Search-R1 works too */
+    assert_int_equal(pv_env_step(e, "<think>hmm</think> <search> Glendale </search>", &r), PV_OK);
+    assert_true(r.admissible);
+    assert_int_equal(strncmp(r.obs, "<information>Doc 1(Title: \"Glendale\") Glendale is", 49), 0);
+    /* candidates: queries from the question and passages, answers from passages */
+    const char *const *acts;
+    size_t na;
+    assert_int_equal(pv_env_admissible(e, &acts, &na), PV_OK);
+    assert_true(na <= 64);
+    bool q_fast = false, a_county = false, a_year = false;
+    for (size_t i = 0; i < na; i++) {
+        q_fast |= strcmp(acts[i], "search[Fast Five]") == 0;
+        a_county |= strcmp(acts[i], "answer[Los Angeles County]") == 0;
+        a_year |= strcmp(acts[i], "answer[2011]") == 0;
+    }
+    assert_true(q_fast && a_county && a_year);
+    /* an invalid action: Search-R1's text, still a turn */
+    assert_int_equal(pv_env_step(e, "I think it is LA", &r), PV_OK);
+    assert_false(r.admissible);
+    assert_int_equal(strncmp(r.obs, "My previous action is invalid.", 30), 0);
+    assert_int_equal(r.n_steps, 3);
+    /* the answer is scored by exact match after normalisation, against any golden answer */
+    assert_int_equal(pv_env_step(e, "answer[the  la county!]", &r), PV_OK);
+    assert_true(r.done && r.won && r.reward == 1.0f);
+    assert_string_equal(r.obs, "");
+    assert_int_equal(pv_env_step(e, "answer[x]", &r), PV_ERR_STATE);
+    /* a wrong answer ends the episode with 0 */
+    assert_int_equal(pv_env_reset(e, &task, &r), PV_OK);
+    assert_int_equal(pv_env_step(e, "<answer>Glendale</answer>", &r), PV_OK);
+    assert_true(r.done && !r.won && r.reward == 0.0f);
+    /* four turns without an answer end it with 0 */
+    assert_int_equal(pv_env_reset(e, &task, &r), PV_OK);
+    for (int i = 1; i <= 4; i++) {
+        assert_int_equal(pv_env_step(e, "search[actor]", &r), PV_OK);
+        assert_int_equal(r.done, i == 4);
+    }
+    assert_true(r.reward == 0.0f);
+    /* yes/no candidates for a question starting with an auxiliary verb */
+    task = s_find(m, e, "Is Vin Diesel an actor?");
+    assert_int_equal(pv_env_reset(e, &task, &r), PV_OK);
+    assert_int_equal(pv_env_admissible(e, &acts, &na), PV_OK);
+    bool yes = false;
+    for (size_t i = 0; i < na; i++)
+        yes |= strcmp(acts[i], "answer[yes]") == 0;
+    assert_true(yes);
+    /* the expert: one search per supporting passage, then the answer (3 + 1 > 4 turns: with
+     * one turn left it answers) */
+    task = s_find(m, e, "In which county was the star of Fast Five born?");
+    assert_int_equal(pv_env_reset(e, &task, &r), PV_OK);
+    assert_int_equal(pv_env_expert_plan_len(e), 4); /* three passages, then the answer */
+    char act[512];
+    assert_int_equal(pv_env_expert_action(e, act, sizeof act), PV_OK);
+    assert_string_equal(act, "search[Fast Five]");
+    int steps = 0;
+    while (!r.done) {
+        assert_int_equal(pv_env_expert_action(e, act, sizeof act), PV_OK);
+        assert_int_equal(pv_env_step(e, act, &r), PV_OK);
+        steps++;
+    }
+    assert_string_equal(act, "answer[Los Angeles County]");
+    assert_int_equal(steps, 4);
+    assert_true(r.won);
+    pv_env_destroy(&e);
+    pv_env_model_destroy(&m);
+    s_rmdir();
+}
+
+static void test_malformed_files(void **state)
+{
+    (void)state;
+    s_tmpdir();
+    pv_env_spec_t spec = {.name = "searchqa", .data_path = s_dir};
+    static const struct {
+        const char *corpus, *questions, *where;
+        pv_err_t want;
+    } cases[] = {
+        {CORPUS "{\"id\": \"4\"}\n", QUESTIONS, "tiny_corpus.jsonl:5: passage has no 'contents'",
+         PV_ERR_DATA},
+        {CORPUS "\n{\"id\": 5, \"contents\": }\n", QUESTIONS, "tiny_corpus.jsonl:6: column",
+         PV_ERR_DATA},
+        {CORPUS, QUESTIONS "{\"question\": \"q?\"}\n",
+         "tiny_questions.jsonl:5: question has no 'golden_answers'", PV_ERR_DATA},
+        {CORPUS, "{\"question\": \"q?\", \"golden_answers\": [1]}\n",
+         "tiny_questions.jsonl:1: 'golden_answers' item 0 is not a string", PV_ERR_DATA},
+        {CORPUS, "[1, 2]\n", "tiny_questions.jsonl:1: not a JSON object", PV_ERR_DATA},
+        {"", QUESTIONS, "tiny_corpus.jsonl:0: the corpus has no passages", PV_ERR_DATA},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        et_write(s_dir, "tiny_corpus.jsonl", cases[i].corpus);
+        et_write(s_dir, "tiny_questions.jsonl", cases[i].questions);
+        pv_env_model_t *m = NULL;
+        pv_errmsg_t em = {{0}};
+        pv_err_t rc = pv_env_model_new(&spec, &m, &em);
+        if (rc != cases[i].want || !strstr(em.text, cases[i].where))
+            fail_msg("case %zu: got %s '%s'", i, pv_errname(rc), em.text);
+        assert_null(m);
+    }
+    spec.data_path = "/nonexistent/pv_searchqa";
+    pv_env_model_t *m = NULL;
+    pv_errmsg_t em = {{0}};
+    assert_int_equal(pv_env_model_new(&spec, &m, &em), PV_ERR_IO);
+    assert_non_null(strstr(em.text, "/nonexistent/pv_searchqa"));
+    spec.data_path = NULL;
+    spec.top_k = 99;
+    assert_int_equal(pv_env_model_new(&spec, &m, &em), PV_ERR_INVAL);
+    s_rmdir();
+}
+
+static void test_generated_corpus(void **state)
+{
+    (void)state;
+    pv_env_model_t *m = s_model(NULL, 0, 0);
+    pv_env_t *e = NULL;
+    assert_int_equal(pv_env_new(m, &e), PV_OK);
+    uint64_t total = 0;
+    for (uint32_t split = 0; split < 2; split++) {
+        uint64_t n = pv_env_model_n_tasks(m, split);
+        assert_true(n >= 10);
+        for (uint64_t t = 0; t < n; t++, total++) {
+            pv_task_t task = {.split = split, .task_id = t};
+            pv_step_result_t r;
+            assert_int_equal(pv_env_reset(e, &task, &r), PV_OK);
+            /* two-hop questions: the answer is not in what the question alone retrieves */
+            char first[1024];
+            snprintf(first, sizeof first, "search[%s]", pv_env_task_text(e));
+            int plan = pv_env_expert_plan_len(e);
+            assert_int_equal(plan, 3); /* two searches and the answer */
+            int steps = 0, gold_in_cands = 0;
+            while (!r.done) {
+                char act[512];
+                int left = pv_env_expert_plan_len(e);
+                assert_true(left >= 1 && left <= plan - steps); /* a search may find both */
+                assert_int_equal(pv_env_expert_action(e, act, sizeof act), PV_OK);
+                const char *const *acts;
+                size_t na;
+                assert_int_equal(pv_env_admissible(e, &acts, &na), PV_OK);
+                for (size_t i = 0; i < na; i++)
+                    gold_in_cands |= strcmp(acts[i], act) == 0;
+                assert_int_equal(pv_env_step(e, act, &r), PV_OK);
+                steps++;
+            }
+            assert_true(steps <= plan);
+            assert_true(r.won);
+            assert_true(gold_in_cands); /* the expert's answer is among the candidates */
+            /* chained questions: searching the question itself leaves a passage to find */
+            if (strncmp(pv_env_task_text(e), "Which company", 13) != 0) {
+                assert_int_equal(pv_env_reset(e, &task, &r), PV_OK);
+                assert_int_equal(pv_env_step(e, first, &r), PV_OK);
+                assert_true(pv_env_expert_plan_len(e) >= 2);
+            }
+        }
+    }
+    assert_true(total >= 100);
+    pv_env_destroy(&e);
+    pv_env_model_destroy(&m);
+}
+
+static void test_save_restore(void **state)
+{
+    (void)state;
+    pv_env_model_t *m = s_model(NULL, 0, 6), *m2 = s_model(NULL, 0, 6);
+    pv_env_model_t *other = s_model(NULL, 5, 6); /* other top-k: another model */
+    pv_env_t *a = NULL, *b = NULL, *o = NULL;
+    assert_int_equal(pv_env_new(m, &a), PV_OK);
+    assert_int_equal(pv_env_new(m2, &b), PV_OK);
+    assert_int_equal(pv_env_new(other, &o), PV_OK);
+    for (uint64_t t = 0; t < 16; t++) {
+        pv_task_t task = {.split = t % 2, .task_id = t};
+        et_traj_t tr;
+        et_play(a, m, &task, 40 + t, 0.3, &tr);
+        et_check_replay(b, m2, &tr);
+        et_check_truncations(b, tr.state[tr.n - 1], tr.state_len[tr.n - 1]);
+        et_check_mutations(b, m2, tr.state[tr.n / 2], tr.state_len[tr.n / 2], t, 300);
+        pv_errmsg_t em = {{0}};
+        assert_int_equal(pv_env_load(o, tr.state[0], tr.state_len[0], &em), PV_ERR_INVAL);
+        et_free(&tr);
+    }
+    pv_env_destroy(&a);
+    pv_env_destroy(&b);
+    pv_env_destroy(&o);
+    pv_env_model_destroy(&m);
+    pv_env_model_destroy(&m2);
+    pv_env_model_destroy(&other);
+}
+
+static void test_load_rejects_bad_states(void **state)
+{
+    (void)state;
+    pv_env_model_t *m = s_model(NULL, 0, 0);
+    pv_env_t *e = NULL;
+    assert_int_equal(pv_env_new(m, &e), PV_OK);
+    pv_task_t task = {.split = 0, .task_id = 2};
+    pv_step_result_t r;
+    assert_int_equal(pv_env_reset(e, &task, &r), PV_OK);
+    char act[512];
+    assert_int_equal(pv_env_expert_action(e, act, sizeof act), PV_OK);
+    assert_int_equal(pv_env_step(e, act, &r), PV_OK);
+    uint8_t buf[8192];
+    size_t len;
+    assert_int_equal(pv_env_save(e, buf, sizeof buf, &len), PV_OK);
+    assert_true(len <= pv_env_state_max(m));
+    /* offsets after env.c's 12-byte header: version 12, fingerprint 16, split 24, task 28,
+     * seed 36, question 44, turns 48, done 52, won 53, last 54, reward 55, last_n 59,
+     * n_retrieved 63, ids from 67 */
+    static const struct {
+        size_t at;
+        uint8_t val;
+        pv_err_t want;
+    } bad[] = {
+        {12, 2, PV_ERR_VERSION},     {16, 0x5a, PV_ERR_INVAL}, {24, 3, PV_ERR_DATA},
+        {44, 0x77, PV_ERR_DATA},     {48, 99, PV_ERR_DATA},    {53, 1, PV_ERR_DATA},
+        {54, 7, PV_ERR_DATA},        {56, 0x40, PV_ERR_DATA},  {59, 9, PV_ERR_DATA},
+        {63, 200, PV_ERR_TRUNCATED}, {69, 0x7f, PV_ERR_DATA},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        uint8_t copy[8192];
+        memcpy(copy, buf, len);
+        copy[bad[i].at] ^= bad[i].val;
+        pv_errmsg_t em = {{0}};
+        pv_err_t rc = pv_env_load(e, copy, len, &em);
+        if (rc != bad[i].want)
+            fail_msg("byte %zu: got %s '%s', want %s", bad[i].at, pv_errname(rc), em.text,
+                     pv_errname(bad[i].want));
+        assert_true(strlen(em.text) > 0);
+    }
+    /* the instance kept its state: the expert still wins from here */
+    while (!r.done) {
+        assert_int_equal(pv_env_expert_action(e, act, sizeof act), PV_OK);
+        assert_int_equal(pv_env_step(e, act, &r), PV_OK);
+    }
+    assert_true(r.won);
+    pv_env_destroy(&e);
+    pv_env_model_destroy(&m);
+}
+
+/* Answers, invalid actions, candidate lists, save and load allocate nothing. */
+static void test_steps_allocate_nothing(void **state)
+{
+    (void)state;
+#ifndef PV_COUNT_ALLOC
+    skip();
+#else
+    pv_env_model_t *m = s_model(NULL, 0, 0);
+    pv_env_t *e = NULL;
+    assert_int_equal(pv_env_new(m, &e), PV_OK);
+    assert_true(et_allocs > 0); /* the counter works: building the model allocated */
+    pv_task_t task = {.split = 0, .task_id = 3};
+    pv_step_result_t r;
+    assert_int_equal(pv_env_reset(e, &task, &r), PV_OK);
+    assert_int_equal(pv_env_step(e, "search[company founded]", &r), PV_OK);
+    uint8_t buf[8192];
+    size_t len;
+    assert_int_equal(pv_env_save(e, buf, sizeof buf, &len), PV_OK);
+    size_t before = et_allocs;
+    pv_errmsg_t em;
+    for (int round = 0; round < 50; round++) {
+        assert_int_equal(pv_env_load(e, buf, len, &em), PV_OK);
+        const char *const *acts;
+        size_t na;
+        assert_int_equal(pv_env_admissible(e, &acts, &na), PV_OK);
+        assert_int_equal(pv_env_step(e, round % 2 ? "what?" : acts[na - 1], &r), PV_OK);
+        assert_int_equal(pv_env_admissible(e, &acts, &na), PV_OK);
+    }
+    assert_int_equal(et_allocs, before);
+    pv_env_destroy(&e);
+    pv_env_model_destroy(&m);
+#endif
+}
+
+static void test_real_hotpotqa(void **state)
+{
+    (void)state;
+    char dir[1024];
+    if (!pv_test_shared("data/searchqa/hotpot100_corpus_searchr1_format.jsonl", dir, sizeof dir))
+        skip();
+    *strrchr(dir, '/') = '\0';
+    pv_env_model_t *m = s_model(dir, 0, 0);
+    assert_int_equal(pv_env_model_n_tasks(m, 0) + pv_env_model_n_tasks(m, 1), 100);
+    pv_env_t *e = NULL, *b = NULL;
+    assert_int_equal(pv_env_new(m, &e), PV_OK);
+    assert_int_equal(pv_env_new(m, &b), PV_OK);
+    int won = 0, n = 0;
+    for (uint32_t split = 0; split < 2; split++)
+        for (uint64_t t = 0; t < pv_env_model_n_tasks(m, split); t++, n++) {
+            pv_task_t task = {.split = split, .task_id = t};
+            pv_step_result_t r;
+            assert_int_equal(pv_env_reset(e, &task, &r), PV_OK);
+            assert_int_equal(strncmp(r.obs, "Question: ", 10), 0);
+            while (!r.done) {
+                char act[2048];
+                assert_int_equal(pv_env_expert_action(e, act, sizeof act), PV_OK);
+                assert_int_equal(pv_env_step(e, act, &r), PV_OK);
+                if (strncmp(act, "search[", 7) == 0) /* Search-R1 passage format */
+                    assert_int_equal(strncmp(r.obs, "<information>Doc 1(Title: \"", 27), 0);
+            }
+            won += r.won;
+            if (t % 10 == 0) {
+                et_traj_t tr;
+                et_play(e, m, &task, t, 0.5, &tr);
+                et_check_replay(b, m, &tr);
+                et_free(&tr);
+            }
+        }
+    assert_int_equal(won, n);
+    pv_env_destroy(&e);
+    pv_env_destroy(&b);
+    pv_env_model_destroy(&m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_protocol_on_small_corpus),
+        cmocka_unit_test(test_malformed_files),
+        cmocka_unit_test(test_generated_corpus),
+        cmocka_unit_test(test_save_restore),
+        cmocka_unit_test(test_load_rejects_bad_states),
+        cmocka_unit_test(test_steps_allocate_nothing),
+        cmocka_unit_test(test_real_hotpotqa),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

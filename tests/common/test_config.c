@@ -1,0 +1,157 @@
+/* test_config.c - YAML loading, overrides, errors that name key/type/line, round trips. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/config.h"
+
+static char s_path[64];
+
+static const char *s_write(const char *text)
+{
+    snprintf(s_path, sizeof s_path, "/tmp/pv_test_config_%d.yaml", (int)getpid());
+    FILE *f = fopen(s_path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return s_path;
+}
+
+static void test_defaults_follow_the_key_table(void **state)
+{
+    (void)state;
+    pv_config_t c;
+    pv_config_defaults(&c);
+    assert_string_equal(c.env.name, "alfworld");
+    assert_string_equal(c.algorithm.adv_estimator, "prover");
+    assert_true(c.learner.clip_ratio_low == 0.2);
+    assert_false(c.learner.use_kl_loss);
+    assert_int_equal(c.actor.group_size, 8);
+    assert_true(pv_config_n_keys() > 40);
+}
+
+static void test_file_then_overrides(void **state)
+{
+    (void)state;
+    const char *path = s_write("# a run\n"
+                               "run:\n  seed: 42\n  name: \"my run\"\n"
+                               "learner:\n  lr: 3e-4\n  use_kl_loss: yes\n  batch_groups: 2k\n"
+                               "algorithm:\n  adv_estimator: grpo\n"
+                               "prover:\n");
+    pv_config_t c;
+    pv_errmsg_t em = {{0}};
+    pv_config_defaults(&c);
+    char *argv[] = {"x", "learner.lr=0.01", "--config", (char *)path, "extra", "run.seed=7"};
+    int rest[6], n_rest = 0;
+    assert_int_equal(pv_config_from_args(&c, 6, argv, rest, &n_rest, &em), PV_OK);
+    assert_int_equal(c.run.seed, 7);                /* command line beats the file */
+    assert_true(c.learner.lr == 0.01);              /* even when given before --config */
+    assert_string_equal(c.run.name, "my run");      /* file applied */
+    assert_true(c.learner.use_kl_loss);             /* yes -> true */
+    assert_int_equal(c.learner.batch_groups, 2000); /* k suffix */
+    assert_string_equal(c.algorithm.adv_estimator, "grpo");
+    assert_int_equal(n_rest, 1);
+    assert_string_equal(argv[rest[0]], "extra");
+    /* without a rest array, a stray argument is an error */
+    assert_int_equal(pv_config_from_args(&c, 6, argv, NULL, NULL, &em), PV_ERR_CONFIG);
+    assert_non_null(strstr(em.text, "extra"));
+    unlink(path);
+}
+
+static void test_errors_name_key_type_and_line(void **state)
+{
+    (void)state;
+    pv_config_t c;
+    pv_errmsg_t em = {{0}};
+    pv_config_defaults(&c);
+
+    assert_int_equal(pv_config_set(&c, "learner.lrr", "1", &em), PV_ERR_CONFIG);
+    assert_non_null(strstr(em.text, "unknown key 'learner.lrr'"));
+    assert_non_null(strstr(em.text, "did you mean 'learner.lr'"));
+
+    assert_int_equal(pv_config_set(&c, "learner.lr", "fast", &em), PV_ERR_CONFIG);
+    assert_non_null(strstr(em.text, "learner.lr"));
+    assert_non_null(strstr(em.text, "float"));
+
+    assert_int_equal(pv_config_set(&c, "actor.group_size", "1000", &em), PV_ERR_CONFIG);
+    assert_non_null(strstr(em.text, "out of range"));
+    assert_int_equal(pv_config_set(&c, "actor.group_size", "2.5", &em), PV_ERR_CONFIG);
+    assert_non_null(strstr(em.text, "integer"));
+
+    assert_int_equal(pv_config_set(&c, "algorithm.adv_estimator", "ppo", &em), PV_ERR_CONFIG);
+    assert_non_null(strstr(em.text, "grpo|prover"));
+    assert_int_equal(pv_config_set(&c, "learner.use_kl_loss", "maybe", &em), PV_ERR_CONFIG);
+    assert_non_null(strstr(em.text, "boolean"));
+    assert_int_equal(pv_config_set(&c, "learner.lr", "nan", &em), PV_ERR_CONFIG);
+    assert_int_equal(pv_config_set(&c, "nodot", "1", &em), PV_ERR_CONFIG);
+    assert_int_equal(pv_config_set(&c, "a.b.c", "1", &em), PV_ERR_CONFIG);
+    char longv[400];
+    memset(longv, 'a', sizeof longv - 1);
+    longv[sizeof longv - 1] = '\0';
+    assert_int_equal(pv_config_set(&c, "run.name", longv, &em), PV_ERR_CONFIG);
+    assert_non_null(strstr(em.text, "longer than"));
+    /* failed sets leave values untouched */
+    assert_true(c.learner.lr == 1e-3);
+    assert_string_equal(c.run.name, "prover");
+
+    const char *path = s_write("run:\n  seed: 1\nlearner:\n  clip_ratio_low: 0.1\n  bogus: 3\n");
+    assert_int_equal(pv_config_load_file(&c, path, &em), PV_ERR_CONFIG);
+    assert_non_null(strstr(em.text, ":5: unknown key 'learner.bogus'"));
+
+    path = s_write("run:\n  seed: [1, 2]\n");
+    assert_int_equal(pv_config_load_file(&c, path, &em), PV_ERR_CONFIG);
+    assert_non_null(strstr(em.text, ":2: run.seed: expected a single integer value, got a list"));
+
+    path = s_write("nosuchsection:\n  a: 1\n");
+    assert_int_equal(pv_config_load_file(&c, path, &em), PV_ERR_CONFIG);
+    assert_non_null(strstr(em.text, "unknown section 'nosuchsection'"));
+
+    path = s_write("run:\n  seed: 1\n   bad indent: [\n");
+    assert_int_equal(pv_config_load_file(&c, path, &em), PV_ERR_PARSE);
+    assert_non_null(strstr(em.text, "YAML error"));
+
+    path = s_write("- just\n- a list\n");
+    assert_int_equal(pv_config_load_file(&c, path, &em), PV_ERR_PARSE);
+
+    assert_int_equal(pv_config_load_file(&c, "/nonexistent/x.yaml", &em), PV_ERR_IO);
+    assert_non_null(strstr(em.text, "/nonexistent/x.yaml"));
+    unlink(s_path);
+}
+
+static void test_yaml_round_trip_is_exact(void **state)
+{
+    (void)state;
+    pv_config_t a, b;
+    pv_errmsg_t em = {{0}};
+    pv_config_defaults(&a);
+    assert_int_equal(pv_config_set(&a, "run.name", "quote\" and \\ back", &em), PV_OK);
+    assert_int_equal(pv_config_set(&a, "learner.lr", "0.1", &em), PV_OK);
+    assert_int_equal(pv_config_set(&a, "learner.use_kl_loss", "true", &em), PV_OK);
+    assert_int_equal(pv_config_set(&a, "prover.judge", "oracle", &em), PV_OK);
+    size_t cap = pv_config_yaml_max(), len = 0;
+    char *buf = malloc(cap);
+    assert_int_equal(pv_config_to_yaml(&a, buf, cap, &len), PV_OK);
+    pv_config_defaults(&b);
+    assert_int_equal(pv_config_load_text(&b, buf, len, "dump", &em), PV_OK);
+    assert_memory_equal(&a, &b, sizeof a); /* every key, bit for bit (floats %.17g) */
+    assert_int_equal(pv_config_to_yaml(&a, buf, 16, &len), PV_ERR_LIMIT);
+    free(buf);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults_follow_the_key_table),
+        cmocka_unit_test(test_file_then_overrides),
+        cmocka_unit_test(test_errors_name_key_type_and_line),
+        cmocka_unit_test(test_yaml_round_trip_is_exact),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,80 @@
+/* test_metrics.c - one compact object per line, read back with jansson; errors reported. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/metrics.h"
+
+static void test_lines_read_back(void **state)
+{
+    (void)state;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/pv_test_metrics_%d.jsonl", (int)getpid());
+    pv_metrics_t *m = NULL;
+    assert_int_equal(pv_metrics_open(path, 0, &m, NULL), PV_OK);
+    for (int i = 0; i < 3; i++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "iteration", json_integer(i));
+        pv_metrics_set_real(o, "success_rate", i == 1 ? NAN : 0.25 * i);
+        json_object_set_new(o, "note", json_string("a\nb"));
+        assert_int_equal(pv_metrics_write(m, o), PV_OK);
+        json_decref(o);
+    }
+    json_t *arr = json_array();
+    assert_int_equal(pv_metrics_write(m, arr), PV_ERR_INVAL);
+    json_decref(arr);
+    assert_int_equal(pv_metrics_lines(m), 3);
+    pv_metrics_close(&m);
+    assert_null(m);
+
+    FILE *f = fopen(path, "r");
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        json_error_t je;
+        json_t *o = json_loads(line, 0, &je);
+        assert_non_null(o);
+        assert_int_equal(json_integer_value(json_object_get(o, "iteration")), n);
+        json_t *sr = json_object_get(o, "success_rate");
+        if (n == 1)
+            assert_true(json_is_null(sr));
+        else
+            assert_true(fabs(json_real_value(sr) - 0.25 * n) < 1e-12);
+        assert_string_equal(json_string_value(json_object_get(o, "note")), "a\nb");
+        json_decref(o);
+        n++;
+    }
+    fclose(f);
+    assert_int_equal(n, 3);
+
+    /* append keeps earlier lines */
+    assert_int_equal(pv_metrics_open(path, 1, &m, NULL), PV_OK);
+    json_t *o = json_object();
+    assert_int_equal(pv_metrics_write(m, o), PV_OK);
+    json_decref(o);
+    pv_metrics_close(&m);
+    f = fopen(path, "r");
+    n = 0;
+    while (fgets(line, sizeof line, f))
+        n++;
+    fclose(f);
+    assert_int_equal(n, 4);
+    unlink(path);
+
+    pv_errmsg_t em = {{0}};
+    assert_int_equal(pv_metrics_open("/nonexistent/dir/m.jsonl", 0, &m, &em), PV_ERR_IO);
+    assert_non_null(strstr(em.text, "/nonexistent/dir/m.jsonl"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_lines_read_back)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

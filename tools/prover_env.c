@@ -1,0 +1,370 @@
+/* prover_env.c - prover-env: play, replay, demonstrate and benchmark any environment of env.h.
+ *
+ *   prover-env play   [options]          play in the terminal; admissible commands are listed and
+ *                                        can be chosen by number
+ *   prover-env replay FILE [options]     run the actions in FILE (one per line, '#' comments) and
+ *                                        print the transcript
+ *   prover-env expert [options]          expert demonstrations as JSONL, one episode per line:
+ *                                        {"env","split","task_id","seed","task","reward","won",
+ *                                         "n_steps","steps":[{"observation","admissible",
+ *                                         "action","reward","done"}]}
+ *   prover-env bench  [options]          steps per second per core (random admissible actions,
+ *                                        the admissible list computed at every step), reset time
+ *                                        and save+restore time
+ * Options: --env NAME (alfworld) --data PATH (default: embedded generator) --split train|test
+ *          --task N --seed N --max-steps N --episodes N --seconds S --receptacles N
+ *          --distractors N --task-types MASK --no-admissible (expert)
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/env/env.h"
+#include "common/rng.h"
+
+typedef struct s_opts {
+    const char *cmd, *file;
+    pv_env_spec_t spec;
+    pv_task_t task;
+    uint64_t episodes;
+    double seconds;
+    bool no_admissible;
+} s_opts_t;
+
+static void s_usage(FILE *f)
+{
+    fprintf(f, "usage: prover-env play|replay FILE|expert|bench [options]\n"
+               "  --env NAME          environment family (alfworld, webshop, searchqa; default "
+               "alfworld)\n"
+               "  --data PATH         benchmark data (file or directory); default: embedded "
+               "generator\n"
+               "  --split train|test  task split (default train)\n"
+               "  --task N            task id (default 0); expert/bench use N, N+1, ...\n"
+               "  --seed N            task seed (default 0)\n"
+               "  --max-steps N       episode step limit (default: the benchmark's)\n"
+               "  --episodes N        episodes for expert (default 1) and bench (default: until "
+               "--seconds)\n"
+               "  --seconds S         bench duration (default 2)\n"
+               "  --receptacles N --distractors N --task-types MASK   generator knobs\n"
+               "  --no-admissible     expert: leave admissible lists out of the JSONL\n");
+}
+
+static int s_num(const char *opt, const char *v, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v ? v : "", &end, 0);
+    if (!v || !*v || *end || errno) {
+        fprintf(stderr, "prover-env: %s needs a number, got '%s'\n", opt, v ? v : "");
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+static int s_parse(int argc, char **argv, s_opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->spec.name = "alfworld";
+    o->seconds = 2.0;
+    if (argc < 2)
+        return -1;
+    o->cmd = argv[1];
+    int i = 2;
+    if (strcmp(o->cmd, "replay") == 0) {
+        if (argc < 3)
+            return -1;
+        o->file = argv[i++];
+    }
+    for (; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t x = 0;
+        if (strcmp(a, "--no-admissible") == 0) {
+            o->no_admissible = true;
+            continue;
+        }
+        if (strcmp(a, "--env") == 0) {
+            o->spec.name = v;
+        } else if (strcmp(a, "--data") == 0) {
+            o->spec.data_path = v;
+        } else if (strcmp(a, "--split") == 0) {
+            if (!v || (strcmp(v, "train") && strcmp(v, "test"))) {
+                fprintf(stderr, "prover-env: --split is train or test\n");
+                return -1;
+            }
+            o->task.split = strcmp(v, "test") == 0 ? PV_SPLIT_TEST : PV_SPLIT_TRAIN;
+        } else if (strcmp(a, "--seconds") == 0) {
+            o->seconds = v ? atof(v) : 0;
+            if (o->seconds <= 0) {
+                fprintf(stderr, "prover-env: --seconds needs a positive number\n");
+                return -1;
+            }
+        } else {
+            if (s_num(a, v, &x))
+                return -1;
+            if (strcmp(a, "--task") == 0)
+                o->task.task_id = x;
+            else if (strcmp(a, "--seed") == 0)
+                o->task.seed = x;
+            else if (strcmp(a, "--max-steps") == 0)
+                o->spec.max_steps = (uint32_t)x;
+            else if (strcmp(a, "--episodes") == 0)
+                o->episodes = x;
+            else if (strcmp(a, "--receptacles") == 0)
+                o->spec.gen_receptacles = (uint32_t)x;
+            else if (strcmp(a, "--distractors") == 0)
+                o->spec.gen_distractors = (uint32_t)x;
+            else if (strcmp(a, "--task-types") == 0)
+                o->spec.gen_task_types = (uint32_t)x;
+            else {
+                fprintf(stderr, "prover-env: unknown option '%s'\n", a);
+                return -1;
+            }
+        }
+        if (!v) {
+            fprintf(stderr, "prover-env: %s needs a value\n", a);
+            return -1;
+        }
+        i++;
+    }
+    return 0;
+}
+
+static double s_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int s_fail(const char *what, pv_err_t rc, const pv_errmsg_t *em)
+{
+    fprintf(stderr, "prover-env: %s: %s%s%s\n", what, pv_strerror(rc),
+            em && em->text[0] ? ": " : "", em ? em->text : "");
+    return 1;
+}
+
+/* ---------------------------------------------------------------- play / replay */
+
+static int s_play(pv_env_t *env, const s_opts_t *o, FILE *in, bool interactive)
+{
+    pv_step_result_t r;
+    pv_err_t rc = pv_env_reset(env, &o->task, &r);
+    if (rc != PV_OK)
+        return s_fail("reset", rc, NULL);
+    printf("%s\n", r.obs);
+    char line[4096];
+    while (!r.done) {
+        const char *const *adm = NULL;
+        size_t n = 0;
+        if (interactive && pv_env_admissible(env, &adm, &n) == PV_OK) {
+            printf("\nAdmissible commands:\n");
+            for (size_t i = 0; i < n; i++)
+                printf("  %2zu. %s\n", i + 1, adm[i]);
+            printf("> ");
+            fflush(stdout);
+        }
+        if (!fgets(line, sizeof line, in))
+            break;
+        line[strcspn(line, "\r\n")] = 0;
+        if (!interactive && (line[0] == 0 || line[0] == '#'))
+            continue;
+        if (interactive && (strcmp(line, "quit") == 0 || strcmp(line, "exit") == 0))
+            break;
+        const char *action = line;
+        char *end;
+        unsigned long k = strtoul(line, &end, 10);
+        if (interactive && *line && !*end && k >= 1 && k <= n)
+            action = adm[k - 1];
+        if ((rc = pv_env_step(env, action, &r)) != PV_OK)
+            return s_fail("step", rc, NULL);
+        if (interactive)
+            printf("%s\n", r.obs);
+        else
+            printf("\n> %s\n%s\n", action, r.obs);
+    }
+    if (r.done)
+        printf("\n%s (reward %g after %u steps)\n", r.won ? "You won!" : "Episode over.",
+               (double)r.reward, r.n_steps);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- expert */
+
+static json_t *s_strings(const char *const *v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, json_string(v[i]));
+    return a;
+}
+
+static int s_expert(pv_env_t *env, const pv_env_model_t *model, const s_opts_t *o)
+{
+    uint64_t n = o->episodes ? o->episodes : 1;
+    for (uint64_t ep = 0; ep < n; ep++) {
+        pv_task_t t = o->task;
+        t.task_id += ep;
+        pv_step_result_t r;
+        pv_err_t rc = pv_env_reset(env, &t, &r);
+        if (rc != PV_OK)
+            return s_fail("reset", rc, NULL);
+        json_t *steps = json_array();
+        json_t *rec = json_pack("{s:s, s:s, s:I, s:I, s:s}", "env",
+                                pv_env_kind_name(pv_env_model_kind(model)), "split",
+                                t.split ? "test" : "train", "task_id", (json_int_t)t.task_id,
+                                "seed", (json_int_t)t.seed, "task", pv_env_task_text(env));
+        double total = 0;
+        while (!r.done) {
+            char action[1024];
+            json_t *st = json_pack("{s:s}", "observation", r.obs);
+            if (!o->no_admissible) {
+                const char *const *adm;
+                size_t k;
+                if (pv_env_admissible(env, &adm, &k) == PV_OK)
+                    json_object_set_new(st, "admissible", s_strings(adm, k));
+            }
+            if ((rc = pv_env_expert_action(env, action, sizeof action)) != PV_OK) {
+                json_decref(st);
+                fprintf(stderr, "prover-env: task %llu: no expert action (%s)\n",
+                        (unsigned long long)t.task_id, pv_strerror(rc));
+                break;
+            }
+            if ((rc = pv_env_step(env, action, &r)) != PV_OK) {
+                json_decref(st);
+                json_decref(steps);
+                json_decref(rec);
+                return s_fail("step", rc, NULL);
+            }
+            total += r.reward;
+            json_object_set_new(st, "action", json_string(action));
+            json_object_set_new(st, "reward", json_real(r.reward));
+            json_object_set_new(st, "done", json_boolean(r.done));
+            json_array_append_new(steps, st);
+        }
+        json_object_set_new(rec, "reward", json_real(total));
+        json_object_set_new(rec, "won", json_boolean(r.won));
+        json_object_set_new(rec, "n_steps", json_integer(r.n_steps));
+        json_object_set_new(rec, "steps", steps);
+        char *line = json_dumps(rec, JSON_COMPACT);
+        if (line)
+            printf("%s\n", line);
+        free(line);
+        json_decref(rec);
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- bench */
+
+static int s_bench(pv_env_t *env, const pv_env_model_t *model, const s_opts_t *o)
+{
+    pv_rng_t rng;
+    pv_rng_seed(&rng, o->task.seed, 7);
+    pv_task_t t = o->task;
+    pv_step_result_t r;
+    uint64_t steps = 0, episodes = 0, wins = 0;
+    double t_step = 0, t_reset = 0, start = s_now();
+    size_t adm_total = 0;
+    for (;;) {
+        double a = s_now();
+        pv_err_t rc = pv_env_reset(env, &t, &r);
+        t_reset += s_now() - a;
+        if (rc != PV_OK)
+            return s_fail("reset", rc, NULL);
+        a = s_now();
+        while (!r.done) {
+            const char *const *adm;
+            size_t n;
+            if ((rc = pv_env_admissible(env, &adm, &n)) != PV_OK || n == 0)
+                return s_fail("admissible", rc ? rc : PV_ERR_STATE, NULL);
+            adm_total += n;
+            if ((rc = pv_env_step(env, adm[pv_rng_bounded(&rng, (uint32_t)n)], &r)) != PV_OK)
+                return s_fail("step", rc, NULL);
+            steps++;
+        }
+        t_step += s_now() - a;
+        episodes++;
+        wins += r.won;
+        t.task_id++;
+        if (t.task_id >= pv_env_model_n_tasks(model, t.split))
+            t.task_id = 0;
+        if (o->episodes ? episodes >= o->episodes : s_now() - start >= o->seconds)
+            break;
+    }
+    /* save + restore of the last state, many times */
+    size_t cap = pv_env_state_max(model), len = 0;
+    uint8_t *buf = malloc(cap);
+    pv_errmsg_t em;
+    int reps = 20000;
+    double a = s_now();
+    for (int i = 0; i < reps && buf; i++) {
+        pv_err_t rc = pv_env_save(env, buf, cap, &len);
+        if (rc == PV_OK)
+            rc = pv_env_load(env, buf, len, &em);
+        if (rc != PV_OK) {
+            free(buf);
+            return s_fail("save/load", rc, &em);
+        }
+    }
+    double t_sr = s_now() - a;
+    free(buf);
+    printf("env %s, %llu episodes, %llu steps (%llu won)\n",
+           pv_env_kind_name(pv_env_model_kind(model)), (unsigned long long)episodes,
+           (unsigned long long)steps, (unsigned long long)wins);
+    printf("steps/s per core (admissible list every step): %.0f  (%.2f us/step, %.1f "
+           "admissible commands on average)\n",
+           steps / t_step, t_step / (double)steps * 1e6, (double)adm_total / (double)steps);
+    printf("reset: %.1f us mean\n", t_reset / (double)episodes * 1e6);
+    printf("steps/s per core including resets: %.0f\n", steps / (t_step + t_reset));
+    printf("save+restore: %.3f us (state %zu bytes)\n", t_sr / reps * 1e6, len);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    s_opts_t o;
+    if (s_parse(argc, argv, &o) != 0) {
+        s_usage(stderr);
+        return 2;
+    }
+    if (strcmp(o.cmd, "play") && strcmp(o.cmd, "replay") && strcmp(o.cmd, "expert") &&
+        strcmp(o.cmd, "bench")) {
+        s_usage(stderr);
+        return 2;
+    }
+    pv_errmsg_t em = {{0}};
+    pv_env_model_t *model = NULL;
+    pv_env_t *env = NULL;
+    pv_err_t rc = pv_env_model_new(&o.spec, &model, &em);
+    if (rc != PV_OK)
+        return s_fail("model", rc, &em);
+    int status = 1;
+    if ((rc = pv_env_new(model, &env)) != PV_OK) {
+        s_fail("instance", rc, NULL);
+        goto out;
+    }
+    if (strcmp(o.cmd, "play") == 0) {
+        status = s_play(env, &o, stdin, true);
+    } else if (strcmp(o.cmd, "replay") == 0) {
+        FILE *f = strcmp(o.file, "-") == 0 ? stdin : fopen(o.file, "r");
+        if (!f) {
+            fprintf(stderr, "prover-env: %s: %s\n", o.file, strerror(errno));
+            goto out;
+        }
+        status = s_play(env, &o, f, false);
+        if (f != stdin)
+            fclose(f);
+    } else if (strcmp(o.cmd, "expert") == 0) {
+        status = s_expert(env, model, &o);
+    } else {
+        status = s_bench(env, model, &o);
+    }
+out:
+    pv_env_destroy(&env);
+    pv_env_model_destroy(&model);
+    return status;
+}
