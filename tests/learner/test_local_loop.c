@@ -30,8 +30,7 @@ static int s_setup(void **state)
     static s_world_t w;
     memset(&w, 0, sizeof w);
     pv_env_spec_t es = {.name = "alfworld", .seed = 3};
-    pv_policy_spec_t ps = {
-        .kind = "bow_mlp", .n_buckets = 8192, .seed = 3};
+    pv_policy_spec_t ps = {.kind = "bow_mlp", .n_buckets = 8192, .seed = 3};
     pv_adam_opts_t ao = pv_adam_opts_default(3e-3);
     if (pv_env_model_new(&es, &w.model, NULL) != PV_OK || pv_env_new(w.model, &w.env) != PV_OK ||
         pv_arena_new(1 << 20, 0, &w.arena) != PV_OK ||
