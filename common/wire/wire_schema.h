@@ -32,7 +32,7 @@
 
 /* Envelope constants: {"pv": PV_WIRE_MAGIC, "ver": PV_WIRE_VERSION, "type": id, "body": {}} */
 #define PV_WIRE_MAGIC   0x50565731u /* "PVW1" */
-#define PV_WIRE_VERSION 2u
+#define PV_WIRE_VERSION 3u
 
 /* ---- shared pieces ------------------------------------------------------------------- */
 
@@ -63,13 +63,18 @@
     X(T, F32, _, reward, 0, REQ, NONE, "reward of this transition")                                \
     X(T, BOOL, _, done, 0, REQ, NONE, "the episode ended with this step")                          \
     X(T, BIN, _, state, 16777216, OPT, NONE,                                                       \
-      "saved environment state before this step's action (pv_env_save bytes); may be empty")
+      "saved environment state before this step's action (pv_env_save bytes); may be empty")       \
+    X(T, U64, _, state_key, 0, OPT, NONE,                                                          \
+      "pv_env_state_key of the state before this step's action (equal keys = equal states, "       \
+      "whatever the step count); 0 = not recorded")
 
 #define PV_WIRE_FIELDS_trajectory(X, T)                                                            \
     X(T, F32, _, reward, 0, REQ, NONE,                                                             \
       "episode outcome R (ALFWorld/SearchQA 0 or 1, WebShop [0,1])")                               \
     X(T, BOOL, _, success, 0, REQ, NONE, "the episode ended in success")                           \
-    X(T, ARR_OBJ, step, steps, 4096, REQ, NONE, "the steps in order (C: n_steps of them)")
+    X(T, ARR_OBJ, step, steps, 4096, REQ, NONE, "the steps in order (C: n_steps of them)")         \
+    X(T, U64, _, final_state_key, 0, OPT, NONE,                                                    \
+      "pv_env_state_key of the state after the last step; 0 = not recorded")
 
 #define PV_WIRE_FIELDS_rollout_group(X, T)                                                         \
     X(T, U64, _, group_id, 0, REQ, NONE, "id unique per actor run, chosen by the actor")           \

@@ -1,0 +1,139 @@
+/* world.c - see world.h. */
+#include "common/world.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/mpi_util.h"
+
+static const char *const s_names[PV_ROLE_COUNT] = {"unknown", "broker",   "learner",
+                                                   "judge",   "verifier", "actor"};
+
+const char *pv_role_name(pv_role_t role)
+{
+    return (unsigned)role < PV_ROLE_COUNT ? s_names[role] : "unknown";
+}
+
+static pv_err_t s_mpi_fail(pv_errmsg_t *em, const char *what, int code)
+{
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    MPI_Error_string(code, text, &len);
+    return pv_errf(em, PV_ERR_MPI, "%s: %s", what, text);
+}
+
+pv_err_t pv_world_init(pv_world_t *w, pv_role_t role, int *argc, char ***argv, pv_errmsg_t *em)
+{
+    memset(w, 0, sizeof *w);
+    w->role = role;
+    w->size = 1;
+    w->learner_rank = -1;
+    w->weights = MPI_COMM_NULL;
+    w->stop_req = MPI_REQUEST_NULL;
+    w->count[role] = 1;
+    w->mpi = getenv("OMPI_COMM_WORLD_SIZE") != NULL;
+    if (!w->mpi)
+        return PV_OK;
+    int provided = 0, rc;
+    if ((rc = MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided)) != MPI_SUCCESS)
+        return s_mpi_fail(em, "MPI_Init_thread", rc);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &w->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &w->size);
+    int *roles = calloc((size_t)w->size, sizeof *roles);
+    if (!roles)
+        return PV_ERR_NOMEM;
+    int mine = (int)role;
+    if ((rc = MPI_Allgather(&mine, 1, MPI_INT, roles, 1, MPI_INT, MPI_COMM_WORLD)) != MPI_SUCCESS) {
+        free(roles);
+        return s_mpi_fail(em, "MPI_Allgather of roles", rc);
+    }
+    memset(w->count, 0, sizeof w->count);
+    for (int r = 0; r < w->size; r++) {
+        int id = roles[r] > 0 && roles[r] < PV_ROLE_COUNT ? roles[r] : 0;
+        if (r < w->rank && id == mine)
+            w->index++;
+        w->count[id]++;
+        if (id == PV_ROLE_LEARNER) {
+            if (w->learner_rank >= 0) {
+                free(roles);
+                return pv_errf(em, PV_ERR_INVAL, "two learners in one job (ranks %d and %d)",
+                               w->learner_rank, r);
+            }
+            w->learner_rank = r;
+        }
+    }
+    free(roles);
+    /* the weights communicator: learner first, then actors and verifiers in rank order */
+    bool holds_policy =
+        role == PV_ROLE_LEARNER || role == PV_ROLE_ACTOR || role == PV_ROLE_VERIFIER;
+    int color = holds_policy && w->learner_rank >= 0 ? 1 : MPI_UNDEFINED;
+    int key = role == PV_ROLE_LEARNER ? 0 : w->rank + 1;
+    if ((rc = MPI_Comm_split(MPI_COMM_WORLD, color, key, &w->weights)) != MPI_SUCCESS)
+        return s_mpi_fail(em, "MPI_Comm_split of the weights communicator", rc);
+    if (w->weights != MPI_COMM_NULL)
+        MPI_Comm_set_errhandler(w->weights, MPI_ERRORS_RETURN);
+    if (w->learner_rank >= 0 && role != PV_ROLE_LEARNER) {
+        rc = MPI_Irecv(&w->stop_buf, 1, MPI_INT, w->learner_rank, PV_WORLD_STOP_TAG, MPI_COMM_WORLD,
+                       &w->stop_req);
+        if (rc != MPI_SUCCESS)
+            return s_mpi_fail(em, "posting the stop receive", rc);
+    }
+    return PV_OK;
+}
+
+bool pv_world_stop_requested(pv_world_t *w)
+{
+    if (w->stopped || w->stop_req == MPI_REQUEST_NULL)
+        return w->stopped;
+    int done = 0;
+    if (MPI_Test(&w->stop_req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done)
+        w->stopped = true;
+    return w->stopped;
+}
+
+pv_err_t pv_world_stop_all(pv_world_t *w, int timeout_ms)
+{
+    if (w->role != PV_ROLE_LEARNER)
+        return PV_ERR_STATE;
+    if (!w->mpi)
+        return PV_OK;
+    static const int stop = 1;
+    MPI_Request *req = calloc((size_t)w->size, sizeof *req);
+    if (!req)
+        return PV_ERR_NOMEM;
+    for (int r = 0; r < w->size; r++) {
+        req[r] = MPI_REQUEST_NULL;
+        if (r != w->rank && MPI_Isend(&stop, 1, MPI_INT, r, PV_WORLD_STOP_TAG, MPI_COMM_WORLD,
+                                      &req[r]) != MPI_SUCCESS) {
+            free(req);
+            return PV_ERR_MPI;
+        }
+    }
+    for (int waited = 0; waited <= timeout_ms; waited++) {
+        int all = 0;
+        MPI_Testall(w->size, req, &all, MPI_STATUSES_IGNORE);
+        if (all)
+            break;
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    /* sends to dead ranks stay pending; `stop` is static, so abandoning them is safe */
+    free(req);
+    w->stopped = true;
+    return PV_OK;
+}
+
+void pv_world_finalize(pv_world_t *w, int timeout_s, int status)
+{
+    if (!w->mpi)
+        return;
+    if (w->stop_req != MPI_REQUEST_NULL && !w->stopped) {
+        MPI_Cancel(&w->stop_req);
+        MPI_Request_free(&w->stop_req);
+    }
+    /* the weights communicator is not freed: MPI_Comm_free is collective and a killed member
+     * would make it wait; MPI_Finalize releases it */
+    pv_mpi_finalize(timeout_s, status);
+}

@@ -1,0 +1,73 @@
+/* world.h - which role this process plays in a prover job, and the MPI plumbing roles share.
+ *
+ * All roles are launched together by `mpirun` in MPMD form (cluster/launch), or alone (a
+ * broker on a laptop, a verifier pool started later by cluster/add-verifiers with its own
+ * mpirun). pv_world_init() works out, once at start-up:
+ *   - whether MPI is in use (the process was started by mpirun: OMPI_COMM_WORLD_SIZE set);
+ *   - the role of every world rank (an MPI_Allgather of role ids), hence this process's
+ *     index among its role (actor 0, 1, ...), the ranks per role and the learner's rank;
+ *   - the weights communicator: the learner (rank 0 in it), the actors and the verifiers of
+ *     this job (MPI_Comm_split), over which common/weight_sync.h sends policy versions. A
+ *     job without a learner (an added verifier pool) has none: it takes weights from the
+ *     broker relay instead;
+ *   - a posted receive for the learner's stop message, so every role can ask
+ *     pv_world_stop_requested() without blocking. Only point-to-point messages are used
+ *     after start-up, so a killed actor or verifier never blocks the others (see
+ *     weight_sync.h and mpi_util.h for why).
+ * MPI is initialised with MPI_THREAD_SERIALIZED: a role may make its MPI calls from a
+ * helper thread (the broker does), never from two threads at once.
+ */
+#ifndef PV_WORLD_H
+#define PV_WORLD_H
+
+#include <mpi.h>
+#include <stdbool.h>
+
+#include "common/err.h"
+
+typedef enum pv_role {
+    PV_ROLE_BROKER = 1,
+    PV_ROLE_LEARNER = 2,
+    PV_ROLE_JUDGE = 3,
+    PV_ROLE_VERIFIER = 4,
+    PV_ROLE_ACTOR = 5,
+} pv_role_t;
+#define PV_ROLE_COUNT 6 /* ids run 1 .. 5 */
+
+#define PV_WORLD_STOP_TAG 7102 /* MPI tag of the learner's stop message */
+
+typedef struct pv_world {
+    bool mpi;                 /* started by mpirun */
+    pv_role_t role;           /* this process */
+    int rank, size;           /* world rank and size (0 and 1 without MPI) */
+    int index;                /* this process's index among the ranks of its role */
+    int count[PV_ROLE_COUNT]; /* ranks per role id */
+    int learner_rank;         /* world rank of the learner; -1 when the job has none */
+    MPI_Comm weights;         /* learner + actors + verifiers, or MPI_COMM_NULL */
+    MPI_Request stop_req;     /* posted receive of the stop message */
+    int stop_buf;
+    bool stopped; /* the stop message arrived */
+} pv_world_t;
+
+/* Initialise MPI when started by mpirun and learn the job's layout (see above). Without
+ * mpirun nothing MPI is touched: rank 0 of 1, index 0, no learner. Errors: PV_ERR_MPI
+ * (with detail in `em`), PV_ERR_INVAL (two learners in one job). */
+pv_err_t pv_world_init(pv_world_t *w, pv_role_t role, int *argc, char ***argv, pv_errmsg_t *em);
+
+/* True once the learner's stop message has arrived (non-blocking MPI_Test; always false
+ * without MPI or without a learner in the job). */
+bool pv_world_stop_requested(pv_world_t *w);
+
+/* The learner ends the job: send the stop message to every other world rank and wait up
+ * to timeout_ms for the sends (a dead rank never takes it; that is not an error).
+ * Errors: PV_ERR_STATE (not the learner), PV_ERR_MPI. */
+pv_err_t pv_world_stop_all(pv_world_t *w, int timeout_ms);
+
+/* Finalize MPI (bounded by timeout_s, see
+ * pv_mpi_finalize); no-op without MPI. `status` is the exit status used if finalize hangs. */
+void pv_world_finalize(pv_world_t *w, int timeout_s, int status);
+
+/* "broker", "learner", "judge", "verifier", "actor", or "unknown". */
+const char *pv_role_name(pv_role_t role);
+
+#endif
