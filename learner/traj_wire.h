@@ -1,0 +1,54 @@
+/* traj_wire.h - rollout groups between the learner's in-memory trajectories (batch.h) and
+ * the wire's ROLLOUT_GROUP (common/wire): what the actor sends, the judge reads and the
+ * learner trains on.
+ *
+ * Mapping, step t of trajectory i: obs = texts[2t], action = texts[2t + 1], candidates =
+ * steps[t].cands, action_tokens = {steps[t].token} (the candidate-scoring policy emits one
+ * token, the chosen candidate's index), behaviour_logprobs = {steps[t].behav_logprob},
+ * policy_version, state_key = state_keys[t], state = states[t] (when asked), reward = the
+ * outcome on the last step and 0 before, done on the last step. The trajectory carries the
+ * outcome, success and final_state_key = state_keys[n_steps].
+ */
+#ifndef PV_LEARNER_TRAJ_WIRE_H
+#define PV_LEARNER_TRAJ_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/arena.h"
+#include "common/env/env.h"
+#include "common/err.h"
+#include "common/wire/wire.h"
+#include "learner/batch.h"
+
+/* What a group is besides its trajectories. Strings are borrowed. */
+typedef struct pv_group_meta {
+    uint64_t group_id;
+    uint32_t actor_id;
+    pv_env_kind_t kind;
+    const char *env_name;
+    pv_task_t task;
+    uint64_t created_unix_ms;
+} pv_group_meta_t;
+
+/* Fill `out` from n trajectories of one task (they must share task_text). Arrays of wire
+ * structs are allocated in `arena`; strings and state bytes are borrowed from the
+ * trajectories (keep them alive until the message is encoded). with_states = false leaves
+ * every step's state empty (the learner does not need them). The group's policy_version is
+ * the oldest step's. Errors: PV_ERR_INVAL (no trajectory, more than the schema allows),
+ * PV_ERR_NOMEM. */
+pv_err_t pv_traj_group_to_wire(const pv_traj_t *trajs, size_t n, const pv_group_meta_t *meta,
+                               bool with_states, pv_arena_t *arena, pv_wire_rollout_group_t *out,
+                               pv_errmsg_t *em);
+
+/* Build trajectories from a decoded group (which comes from the network: every step must
+ * have at least one candidate, exactly one action token and one log-prob, and a token
+ * inside its candidate list). Texts point into the decoded message; states point into its
+ * input bytes (with_states; NULL when a step has none). The trajectories' group is
+ * g->group_id. *out (n_trajectories of them) lives in `arena`.
+ * Errors: PV_ERR_DATA (a malformed step, detail in `em`), PV_ERR_NOMEM. */
+pv_err_t pv_traj_group_from_wire(const pv_wire_rollout_group_t *g, bool with_states,
+                                 pv_arena_t *arena, pv_traj_t **out, size_t *n, pv_errmsg_t *em);
+
+#endif

@@ -1,0 +1,156 @@
+/* test_traj_wire.c - real ALFWorld rollouts (untrained policy) -> ROLLOUT_GROUP -> bytes ->
+ * decoded -> trajectories again: every field survives; hostile steps are refused. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "learner/rollout.h"
+#include "learner/traj_wire.h"
+
+enum { G = 4 };
+
+typedef struct s_fix {
+    pv_env_model_t *model;
+    pv_env_t *env;
+    pv_policy_t *policy;
+    pv_policy_work_t *work;
+    pv_arena_t *arena, *arena2;
+    pv_wire_dec_t *dec;
+    pv_traj_t trajs[G];
+} s_fix_t;
+
+static int s_setup(void **state)
+{
+    static s_fix_t f;
+    pv_env_spec_t es = {.name = "alfworld", .max_steps = 12};
+    pv_policy_spec_t ps = {.kind = "bow_mlp", .n_buckets = 1024, .seed = 3};
+    if (pv_env_model_new(&es, &f.model, NULL) || pv_env_new(f.model, &f.env) ||
+        pv_policy_new(&ps, &f.policy, NULL) || pv_policy_work_new(f.policy, &f.work) ||
+        pv_arena_new(0, 0, &f.arena) || pv_arena_new(0, 0, &f.arena2) ||
+        pv_wire_dec_new(NULL, &f.dec))
+        return -1;
+    pv_policy_set_version(f.policy, 7);
+    pv_rng_t rng;
+    pv_rng_seed(&rng, 1, 2);
+    pv_rollout_opts_t ro = {.save_states = true};
+    pv_task_t task = {PV_SPLIT_TRAIN, 5, 99};
+    for (int i = 0; i < G; i++) {
+        pv_cost_t cost = {0};
+        if (pv_rollout_episode(f.model, f.env, &task, f.policy, f.work, &rng, &ro, 5, f.arena,
+                               &f.trajs[i], &cost, NULL) != PV_OK)
+            return -1;
+    }
+    *state = &f;
+    return 0;
+}
+
+static int s_teardown(void **state)
+{
+    s_fix_t *f = *state;
+    pv_wire_dec_destroy(&f->dec);
+    pv_arena_destroy(&f->arena);
+    pv_arena_destroy(&f->arena2);
+    pv_policy_work_destroy(&f->work);
+    pv_policy_destroy(&f->policy);
+    pv_env_destroy(&f->env);
+    pv_env_model_destroy(&f->model);
+    return 0;
+}
+
+static void test_round_trip(void **state)
+{
+    s_fix_t *f = *state;
+    pv_group_meta_t meta = {.group_id = 1234,
+                            .actor_id = 2,
+                            .kind = PV_ENV_ALFWORLD,
+                            .env_name = "alfworld",
+                            .task = {PV_SPLIT_TRAIN, 5, 99},
+                            .created_unix_ms = 1700000000000ULL};
+    pv_wire_msg_t msg = {.type = PV_MSG_ROLLOUT_GROUP};
+    pv_errmsg_t em = {{0}};
+    assert_int_equal(
+        pv_traj_group_to_wire(f->trajs, G, &meta, true, f->arena2, &msg.rollout_group, &em), PV_OK);
+    pv_wire_buf_t buf;
+    pv_wire_buf_init(&buf, 0);
+    assert_int_equal(pv_wire_encode(&msg, NULL, &buf, &em), PV_OK);
+    pv_wire_msg_t back;
+    assert_int_equal(pv_wire_decode(f->dec, buf.data, buf.len, f->arena2, &back, &em), PV_OK);
+    assert_int_equal(back.type, PV_MSG_ROLLOUT_GROUP);
+    const pv_wire_rollout_group_t *g = &back.rollout_group;
+    assert_int_equal(g->group_id, 1234);
+    assert_int_equal(g->actor_id, 2);
+    assert_int_equal(g->task.task_id, 5);
+    assert_int_equal(g->task.seed, 99);
+    assert_int_equal(g->policy_version, 7);
+    assert_string_equal(g->task_text, f->trajs[0].task_text);
+    pv_traj_t *out = NULL;
+    size_t n = 0;
+    assert_int_equal(pv_traj_group_from_wire(g, true, f->arena2, &out, &n, &em), PV_OK);
+    assert_int_equal(n, G);
+    for (size_t i = 0; i < G; i++) {
+        const pv_traj_t *a = &f->trajs[i], *b = &out[i];
+        assert_int_equal(a->n_steps, b->n_steps);
+        assert_true(a->won == b->won);
+        assert_true((float)a->reward == (float)b->reward);
+        assert_int_equal(b->group, 1234);
+        for (size_t t = 0; t < a->n_steps; t++) {
+            assert_string_equal(a->texts[2 * t], b->texts[2 * t]);
+            assert_string_equal(a->texts[2 * t + 1], b->texts[2 * t + 1]);
+            assert_int_equal(a->steps[t].n_cands, b->steps[t].n_cands);
+            for (size_t c = 0; c < a->steps[t].n_cands; c++)
+                assert_string_equal(a->steps[t].cands[c], b->steps[t].cands[c]);
+            assert_int_equal(a->steps[t].token, b->steps[t].token);
+            assert_true(a->steps[t].behav_logprob == b->steps[t].behav_logprob);
+            assert_int_equal(a->steps[t].policy_version, 7);
+            assert_int_equal(b->steps[t].policy_version, 7);
+            assert_true(a->state_keys[t] == b->state_keys[t]);
+            assert_int_equal(a->state_len[t], b->state_len[t]);
+            assert_memory_equal(a->states[t], b->states[t], a->state_len[t]);
+        }
+        assert_true(a->state_keys[a->n_steps] == b->state_keys[b->n_steps]);
+    }
+    /* without states the learner's copy carries none */
+    assert_int_equal(
+        pv_traj_group_to_wire(f->trajs, G, &meta, false, f->arena2, &msg.rollout_group, &em),
+        PV_OK);
+    assert_int_equal(msg.rollout_group.trajectories[0].steps[0].state.len, 0);
+    pv_wire_buf_free(&buf);
+}
+
+static void test_hostile_steps_are_refused(void **state)
+{
+    s_fix_t *f = *state;
+    pv_group_meta_t meta = {.group_id = 9, .env_name = "alfworld", .kind = PV_ENV_ALFWORLD};
+    pv_wire_rollout_group_t g;
+    pv_errmsg_t em = {{0}};
+    assert_int_equal(pv_traj_group_to_wire(f->trajs, G, &meta, false, f->arena2, &g, &em), PV_OK);
+    pv_wire_step_t *s = (pv_wire_step_t *)&g.trajectories[1].steps[0];
+    uint32_t bad = s->n_candidates; /* one past the last candidate */
+    s->action_tokens = &bad;
+    pv_traj_t *out = NULL;
+    size_t n = 0;
+    assert_int_equal(pv_traj_group_from_wire(&g, false, f->arena2, &out, &n, &em), PV_ERR_DATA);
+    assert_non_null(strstr(em.text, "trajectory 1 step 0"));
+    uint32_t ok = 0;
+    s->action_tokens = &ok;
+    s->n_action_tokens = 2;
+    assert_int_equal(pv_traj_group_from_wire(&g, false, f->arena2, &out, &n, &em), PV_ERR_DATA);
+    s->n_action_tokens = 1;
+    s->n_candidates = 0;
+    assert_int_equal(pv_traj_group_from_wire(&g, false, f->arena2, &out, &n, &em), PV_ERR_DATA);
+    assert_int_equal(pv_traj_group_to_wire(f->trajs, 0, &meta, false, f->arena2, &g, &em),
+                     PV_ERR_INVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_hostile_steps_are_refused),
+    };
+    return cmocka_run_group_tests(tests, s_setup, s_teardown);
+}
