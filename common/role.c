@@ -1,0 +1,268 @@
+/* role.c - see role.h. */
+#include "common/role.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "common/net/broker_client.h"
+#include "common/weight_sync.h"
+
+volatile sig_atomic_t pv_role_signalled;
+
+static void s_on_signal(int sig)
+{
+    (void)sig;
+    pv_role_signalled = 1;
+}
+
+pv_err_t pv_role_start(pv_role_ctx_t *rc, pv_role_t role, int argc, char **argv, const char *usage,
+                       pv_errmsg_t *em)
+{
+    memset(rc, 0, sizeof *rc);
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("%s", usage);
+            return PV_ERR_INTERRUPTED;
+        }
+    }
+    pv_config_defaults(&rc->cfg);
+    pv_err_t err = pv_config_from_args(&rc->cfg, argc, argv, NULL, NULL, em);
+    if (err != PV_OK)
+        return err;
+    pv_log_level_t level;
+    if (pv_log_parse_level(rc->cfg.run.log_level, &level) == 0)
+        pv_log_set_level(level);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = s_on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    err = pv_world_init(&rc->world, role, &argc, &argv, em);
+    if (err != PV_OK)
+        return err;
+    if (rc->world.count[role] > 1 || role == PV_ROLE_ACTOR || role == PV_ROLE_VERIFIER)
+        snprintf(rc->name, sizeof rc->name, "%s-%d", pv_role_name(role), rc->world.index);
+    else
+        snprintf(rc->name, sizeof rc->name, "%s", pv_role_name(role));
+    pv_log_init(rc->name, rc->world.mpi ? rc->world.rank : -1);
+    return PV_OK;
+}
+
+bool pv_role_should_stop(pv_role_ctx_t *rc)
+{
+    return pv_role_signalled || pv_world_stop_requested(&rc->world);
+}
+
+void pv_role_env_spec(const pv_config_t *cfg, pv_env_spec_t *out)
+{
+    *out = (pv_env_spec_t){
+        .name = cfg->env.name,
+        .data_path = cfg->env.data_path,
+        .max_steps = (uint32_t)cfg->env.max_steps,
+        .seed = (uint64_t)cfg->env.seed,
+        .gen_receptacles = (uint32_t)cfg->env.gen_receptacles,
+        .gen_distractors = (uint32_t)cfg->env.gen_distractors,
+        .gen_task_types = (uint32_t)cfg->env.gen_task_types,
+        .gen_size = (uint32_t)cfg->env.gen_size,
+        .top_k = (uint32_t)cfg->env.top_k,
+    };
+}
+
+void pv_role_policy_spec(const pv_config_t *cfg, pv_policy_spec_t *out)
+{
+    *out = (pv_policy_spec_t){
+        .kind = cfg->policy.kind,
+        .n_buckets = (uint32_t)cfg->policy.hash_buckets,
+        .embed_dim = (uint32_t)cfg->policy.embed_dim,
+        .hidden_dim = (uint32_t)cfg->policy.hidden_dim,
+        .history_window = (uint32_t)cfg->policy.history,
+        .seed = (uint64_t)cfg->run.seed,
+    };
+}
+
+uint64_t pv_role_unix_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+uint64_t pv_role_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* ---- weights in ---------------------------------------------------------------------- */
+
+struct pv_weights_in {
+    pv_policy_t *policy;
+    pv_wsync_sub_t *mpi;     /* inside the learner's job */
+    pv_weights_sub_t *relay; /* outside it */
+    float *scratch;          /* MPI path: a version lands here, then is applied whole */
+    uint64_t version;
+    uint64_t rejected;
+};
+
+pv_err_t pv_weights_in_new(pv_role_ctx_t *rc, pv_policy_t *policy, pv_weights_in_t **out,
+                           pv_errmsg_t *em)
+{
+    pv_weights_in_t *in = calloc(1, sizeof *in);
+    if (!in)
+        return PV_ERR_NOMEM;
+    in->policy = policy;
+    in->version = pv_policy_version(policy);
+    size_t n = pv_policy_n_params(policy);
+    pv_err_t err;
+    if (rc->world.weights != MPI_COMM_NULL) {
+        in->scratch = malloc(n * sizeof *in->scratch);
+        err = in->scratch ? pv_wsync_sub_new(rc->world.weights, 0, n, &in->mpi) : PV_ERR_NOMEM;
+        if (err != PV_OK)
+            pv_errf(em, err, "weights over MPI: %s", pv_strerror(err));
+    } else {
+        pv_bclient_opts_t o;
+        pv_bclient_opts_from_config(&o, &rc->cfg);
+        o.role = pv_role_name(rc->world.role);
+        err = pv_weights_sub_new(&o, &in->relay, em);
+    }
+    if (err != PV_OK) {
+        pv_weights_in_destroy(&in);
+        return err;
+    }
+    *out = in;
+    return PV_OK;
+}
+
+void pv_weights_in_destroy(pv_weights_in_t **in)
+{
+    if (!in || !*in)
+        return;
+    pv_wsync_sub_destroy(&(*in)->mpi);
+    pv_weights_sub_destroy(&(*in)->relay);
+    free((*in)->scratch);
+    free(*in);
+    *in = NULL;
+}
+
+static pv_err_t s_poll(pv_weights_in_t *in, int timeout_ms, bool *stop)
+{
+    size_t n = pv_policy_n_params(in->policy);
+    if (in->mpi) {
+        uint64_t v = in->version;
+        pv_err_t err = pv_wsync_poll(in->mpi, in->scratch, &v, stop);
+        if (err == PV_ERR_DATA)
+            in->rejected++;
+        else if (err != PV_OK)
+            return err;
+        if (v != in->version) {
+            memcpy(pv_policy_params(in->policy), in->scratch, n * sizeof(float));
+            pv_policy_set_version(in->policy, v);
+            in->version = v;
+        }
+        return PV_OK;
+    }
+    pv_weights_t w;
+    pv_err_t err = pv_weights_sub_poll(in->relay, timeout_ms, &w);
+    if (err == PV_ERR_TIMEOUT)
+        return PV_OK;
+    if (err != PV_OK)
+        return err;
+    if (w.n_params != n) {
+        in->rejected++;
+        return PV_OK;
+    }
+    memcpy(pv_policy_params(in->policy), w.data, n * sizeof(float));
+    pv_policy_set_version(in->policy, w.version);
+    in->version = w.version;
+    return PV_OK;
+}
+
+pv_err_t pv_weights_in_poll(pv_weights_in_t *in, bool *stop)
+{
+    return s_poll(in, 0, stop);
+}
+
+pv_err_t pv_weights_in_wait(pv_weights_in_t *in, uint64_t min_version, int timeout_ms, bool *stop)
+{
+    uint64_t start = pv_role_mono_ms();
+    for (;;) {
+        pv_err_t err = s_poll(in, 50, stop);
+        if (err != PV_OK)
+            return err;
+        if (*stop || in->version >= min_version)
+            return PV_OK;
+        if (pv_role_signalled)
+            return PV_ERR_INTERRUPTED;
+        if (timeout_ms >= 0 && pv_role_mono_ms() - start >= (uint64_t)timeout_ms)
+            return PV_ERR_TIMEOUT;
+        if (in->mpi) {
+            struct timespec ts = {0, 2000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+uint64_t pv_weights_in_rejected(const pv_weights_in_t *in)
+{
+    return in->rejected;
+}
+
+/* ---- weights out --------------------------------------------------------------------- */
+
+struct pv_weights_out {
+    pv_wsync_pub_t *mpi;
+    pv_weights_pub_t *relay;
+};
+
+pv_err_t pv_weights_out_new(pv_role_ctx_t *rc, size_t n_params, pv_weights_out_t **out,
+                            pv_errmsg_t *em)
+{
+    pv_weights_out_t *o = calloc(1, sizeof *o);
+    if (!o)
+        return PV_ERR_NOMEM;
+    pv_err_t err = PV_OK;
+    if (rc->world.weights != MPI_COMM_NULL)
+        err = pv_wsync_pub_new(rc->world.weights, 0, n_params, &o->mpi);
+    if (err == PV_OK) {
+        pv_bclient_opts_t bo;
+        pv_bclient_opts_from_config(&bo, &rc->cfg);
+        bo.role = "learner";
+        err = pv_weights_pub_new(&bo, &o->relay, em);
+    } else {
+        pv_errf(em, err, "weights over MPI: %s", pv_strerror(err));
+    }
+    if (err != PV_OK) {
+        pv_weights_out_destroy(&o);
+        return err;
+    }
+    *out = o;
+    return PV_OK;
+}
+
+void pv_weights_out_destroy(pv_weights_out_t **out)
+{
+    if (!out || !*out)
+        return;
+    pv_wsync_pub_destroy(&(*out)->mpi);
+    pv_weights_pub_destroy(&(*out)->relay);
+    free(*out);
+    *out = NULL;
+}
+
+pv_err_t pv_weights_out_publish(pv_weights_out_t *out, const pv_policy_t *policy)
+{
+    const float *p = pv_policy_params_const(policy);
+    size_t n = pv_policy_n_params(policy);
+    uint64_t v = pv_policy_version(policy);
+    pv_err_t err = PV_OK;
+    if (out->mpi)
+        err = pv_wsync_publish(out->mpi, v, p);
+    if (err == PV_OK)
+        err = pv_weights_publish(out->relay, v, p, n);
+    return err;
+}

@@ -1,0 +1,91 @@
+/* role.h - what every prover process does at start-up, and how policy weights reach the
+ * processes that act (actors, verifiers) from the one that learns.
+ *
+ * pv_role_start(): reads the run configuration from the command line (`--config FILE` and
+ * `section.key=value` overrides, common/config.h), sets the log level and the log prefix
+ * (role, rank), installs SIGINT/SIGTERM handlers that set a stop flag, and learns the job's
+ * layout (common/world.h).
+ *
+ * Weights (DESIGN.md section 2): inside the learner's mpirun job they travel over MPI
+ * (common/weight_sync.h, on the world's weights communicator); a process in a job without a
+ * learner (a verifier pool added later with cluster/add-verifiers) takes them from the
+ * broker's relay (common/net/broker_client.h). pv_weights_in_t hides which. Either way a
+ * version is applied whole or not at all, and the policy's version is set to it.
+ */
+#ifndef PV_ROLE_H
+#define PV_ROLE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/config.h"
+#include "common/env/env.h"
+#include "common/err.h"
+#include "common/policy/policy.h"
+#include "common/world.h"
+
+typedef struct pv_role_ctx {
+    pv_world_t world;
+    pv_config_t cfg;
+    char name[48]; /* "actor-1", "learner", ... for logs and broker registrations */
+} pv_role_ctx_t;
+
+/* Set when SIGINT or SIGTERM arrives (the only mutable global besides the log level). */
+extern volatile sig_atomic_t pv_role_signalled;
+
+/* Start a role process: config from argv (a `--help` prints `usage` and returns
+ * PV_ERR_INTERRUPTED so main can exit 0), logging, signals, world. Errors: PV_ERR_CONFIG /
+ * PV_ERR_IO / PV_ERR_PARSE (bad configuration: exit status 2), PV_ERR_MPI. */
+pv_err_t pv_role_start(pv_role_ctx_t *rc, pv_role_t role, int argc, char **argv, const char *usage,
+                       pv_errmsg_t *em);
+
+/* True when the process should stop: a signal, or the learner's stop message. */
+bool pv_role_should_stop(pv_role_ctx_t *rc);
+
+/* The environment and policy specs a configuration describes (strings point into cfg). */
+void pv_role_env_spec(const pv_config_t *cfg, pv_env_spec_t *out);
+void pv_role_policy_spec(const pv_config_t *cfg, pv_policy_spec_t *out);
+
+/* Milliseconds since the Unix epoch / a monotonic clock. */
+uint64_t pv_role_unix_ms(void);
+uint64_t pv_role_mono_ms(void);
+
+/* ---- weights in: actors and verifiers ----------------------------------------------- */
+
+typedef struct pv_weights_in pv_weights_in_t;
+
+/* Receive weights for `policy` (borrowed; its parameters and version are overwritten by each
+ * new version): over MPI when the job has a learner, else from the broker relay.
+ * Errors: PV_ERR_MPI, PV_ERR_NET, PV_ERR_NOMEM. */
+pv_err_t pv_weights_in_new(pv_role_ctx_t *rc, pv_policy_t *policy, pv_weights_in_t **out,
+                           pv_errmsg_t *em);
+void pv_weights_in_destroy(pv_weights_in_t **in);
+
+/* Apply the newest complete version that has arrived, if any (non-blocking). *stop becomes
+ * true when the learner ended the run (MPI path). Errors: PV_ERR_MPI; a corrupt or
+ * mismatched version is skipped and counted (pv_weights_in_rejected). */
+pv_err_t pv_weights_in_poll(pv_weights_in_t *in, bool *stop);
+
+/* Wait until the policy's version is >= min_version, a stop, or timeout_ms (-1 = forever).
+ * Errors: PV_ERR_TIMEOUT, as poll. */
+pv_err_t pv_weights_in_wait(pv_weights_in_t *in, uint64_t min_version, int timeout_ms, bool *stop);
+
+/* Versions refused (wrong parameter count, corrupt). */
+uint64_t pv_weights_in_rejected(const pv_weights_in_t *in);
+
+/* ---- weights out: the learner --------------------------------------------------------- */
+
+typedef struct pv_weights_out pv_weights_out_t;
+
+/* Publish `n_params`-float versions over MPI (when the job has other policy holders) and to
+ * the broker relay (for verifier pools outside the job). Errors: PV_ERR_MPI, PV_ERR_NET. */
+pv_err_t pv_weights_out_new(pv_role_ctx_t *rc, size_t n_params, pv_weights_out_t **out,
+                            pv_errmsg_t *em);
+void pv_weights_out_destroy(pv_weights_out_t **out);
+
+/* Send the policy's current parameters as its current version (never blocks on slow or
+ * dead subscribers). Errors: PV_ERR_MPI, PV_ERR_NET, PV_ERR_NOMEM. */
+pv_err_t pv_weights_out_publish(pv_weights_out_t *out, const pv_policy_t *policy);
+
+#endif
