@@ -1,0 +1,297 @@
+/* intake.c - see intake.h. */
+#include "learner/intake.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/arena.h"
+#include "common/rng.h"
+#include "common/wire/wire.h"
+#include "learner/traj_wire.h"
+
+struct pv_intake {
+    size_t max_groups;
+    pv_arena_t *arena;
+    pv_wire_dec_t *dec;
+    /* rows of the batch */
+    pv_traj_t *rows;
+    size_t n_rows, cap_rows;
+    pv_verified_seg_t *segs;
+    size_t n_segs, cap_segs;
+    size_t n_groups;
+    /* ids seen this run: open addressing over mixed (actor_id, group_id), 0 = empty */
+    uint64_t *seen;
+    size_t seen_cap, n_seen;
+    pv_intake_stats_t batch, total;
+};
+
+static void s_stats_clear(pv_intake_stats_t *s)
+{
+    memset(s, 0, sizeof *s);
+    s->delta_min = 1.0;
+    s->delta_max = -1.0;
+}
+
+pv_err_t pv_intake_new(size_t max_groups, pv_intake_t **out)
+{
+    pv_intake_t *in = calloc(1, sizeof *in);
+    if (!in)
+        return PV_ERR_NOMEM;
+    in->max_groups = max_groups;
+    in->seen_cap = 1024;
+    in->seen = calloc(in->seen_cap, sizeof *in->seen);
+    if (!in->seen || pv_arena_new(1 << 20, 0, &in->arena) != PV_OK ||
+        pv_wire_dec_new(NULL, &in->dec) != PV_OK) {
+        pv_intake_destroy(&in);
+        return PV_ERR_NOMEM;
+    }
+    s_stats_clear(&in->batch);
+    s_stats_clear(&in->total);
+    *out = in;
+    return PV_OK;
+}
+
+void pv_intake_destroy(pv_intake_t **in)
+{
+    if (!in || !*in)
+        return;
+    pv_arena_destroy(&(*in)->arena);
+    pv_wire_dec_destroy(&(*in)->dec);
+    free((*in)->rows);
+    free((*in)->segs);
+    free((*in)->seen);
+    free(*in);
+    *in = NULL;
+}
+
+void pv_intake_reset(pv_intake_t *in)
+{
+    pv_arena_reset(in->arena);
+    in->n_rows = in->n_segs = in->n_groups = 0;
+    s_stats_clear(&in->batch);
+}
+
+/* Insert id; false when it was there already. */
+static bool s_seen_insert(pv_intake_t *in, uint64_t id, pv_err_t *err)
+{
+    *err = PV_OK;
+    if (id == 0)
+        id = 1;
+    if (2 * (in->n_seen + 1) > in->seen_cap) {
+        size_t cap = in->seen_cap * 2;
+        uint64_t *t = calloc(cap, sizeof *t);
+        if (!t) {
+            *err = PV_ERR_NOMEM;
+            return false;
+        }
+        for (size_t i = 0; i < in->seen_cap; i++) {
+            if (!in->seen[i])
+                continue;
+            size_t j = (size_t)in->seen[i] & (cap - 1);
+            while (t[j])
+                j = (j + 1) & (cap - 1);
+            t[j] = in->seen[i];
+        }
+        free(in->seen);
+        in->seen = t;
+        in->seen_cap = cap;
+    }
+    size_t j = (size_t)id & (in->seen_cap - 1);
+    while (in->seen[j]) {
+        if (in->seen[j] == id)
+            return false;
+        j = (j + 1) & (in->seen_cap - 1);
+    }
+    in->seen[j] = id;
+    in->n_seen++;
+    return true;
+}
+
+static pv_err_t s_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return PV_OK;
+    size_t c = *cap ? *cap : 64;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * elem);
+    if (!q)
+        return PV_ERR_NOMEM;
+    *p = q;
+    *cap = c;
+    return PV_OK;
+}
+
+static void s_count_steps(pv_intake_t *in, const pv_wire_rollout_group_t *g)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < g->n_trajectories; i++)
+        n += g->trajectories[i].n_steps;
+    in->batch.dropped_steps += n;
+    in->total.dropped_steps += n;
+}
+
+static void s_count(pv_intake_t *in, pv_intake_verdict_t v)
+{
+    uint64_t *b = v == PV_INTAKE_MALFORMED   ? &in->batch.malformed
+                  : v == PV_INTAKE_DUPLICATE ? &in->batch.duplicates
+                                             : &in->batch.stale;
+    uint64_t *t = v == PV_INTAKE_MALFORMED   ? &in->total.malformed
+                  : v == PV_INTAKE_DUPLICATE ? &in->total.duplicates
+                                             : &in->total.stale;
+    (*b)++;
+    (*t)++;
+}
+
+/* Fold one accepted group's numbers into a stats block. */
+static void s_fold(pv_intake_stats_t *s, const pv_intake_stats_t *g)
+{
+    s->groups += g->groups;
+    s->trajectories += g->trajectories;
+    s->steps += g->steps;
+    s->won += g->won;
+    s->bad_segments += g->bad_segments;
+    s->proposals += g->proposals;
+    s->segments += g->segments;
+    s->verified += g->verified;
+    s->positive += g->positive;
+    s->delta_sum += g->delta_sum;
+    if (g->verified) {
+        if (g->delta_min < s->delta_min)
+            s->delta_min = g->delta_min;
+        if (g->delta_max > s->delta_max)
+            s->delta_max = g->delta_max;
+    }
+    s->verify_env_steps += g->verify_env_steps;
+    s->verify_tokens += g->verify_tokens;
+    s->lag_sum += g->lag_sum;
+    if (g->lag_max > s->lag_max)
+        s->lag_max = g->lag_max;
+    s->reward_sum += g->reward_sum;
+}
+
+pv_err_t pv_intake_add(pv_intake_t *in, const uint8_t *payload, size_t len, uint64_t version,
+                       uint64_t max_lag, pv_intake_verdict_t *verdict, pv_errmsg_t *em)
+{
+    if (in->n_groups >= in->max_groups)
+        return PV_ERR_FULL;
+    pv_wire_msg_t msg;
+    pv_err_t err = pv_wire_decode(in->dec, payload, len, in->arena, &msg, em);
+    if (err == PV_OK && msg.type != PV_MSG_CREDITED_GROUP)
+        err = pv_errf(em, PV_ERR_UNKNOWN_TYPE, "expected CREDITED_GROUP, got %s",
+                      pv_wire_type_name(msg.type) ? pv_wire_type_name(msg.type) : "?");
+    if (err == PV_ERR_NOMEM)
+        return err;
+    if (err != PV_OK) {
+        *verdict = PV_INTAKE_MALFORMED;
+        s_count(in, *verdict);
+        return PV_OK;
+    }
+    const pv_wire_credited_group_t *cg = &msg.credited_group;
+    const pv_wire_rollout_group_t *g = &cg->group;
+    pv_traj_t *trajs = NULL;
+    size_t nt = 0;
+    err = pv_traj_group_from_wire(g, false, in->arena, &trajs, &nt, em);
+    if (err == PV_ERR_NOMEM)
+        return err;
+    if (err != PV_OK || nt == 0) {
+        if (err == PV_OK)
+            pv_errf(em, PV_ERR_DATA, "group %llu has no trajectory",
+                    (unsigned long long)g->group_id);
+        *verdict = PV_INTAKE_MALFORMED;
+        s_count(in, *verdict);
+        return PV_OK;
+    }
+    if (!s_seen_insert(in, pv_rng_mix(g->group_id, g->actor_id), &err)) {
+        if (err != PV_OK)
+            return err;
+        *verdict = PV_INTAKE_DUPLICATE;
+        s_count(in, *verdict);
+        return PV_OK; /* its steps were counted when it was first seen */
+    }
+    if (g->policy_version + max_lag < version) {
+        *verdict = PV_INTAKE_STALE;
+        s_count(in, *verdict);
+        s_count_steps(in, g);
+        return PV_OK;
+    }
+    /* accepted: rows, segments, numbers */
+    if ((err = s_grow((void **)&in->rows, &in->cap_rows, in->n_rows + nt, sizeof *in->rows)) ||
+        (err = s_grow((void **)&in->segs, &in->cap_segs, in->n_segs + cg->n_segments,
+                      sizeof *in->segs)))
+        return err;
+    pv_intake_stats_t gs;
+    s_stats_clear(&gs);
+    gs.groups = 1;
+    gs.trajectories = nt;
+    gs.proposals = cg->proposals;
+    gs.segments = cg->n_segments;
+    gs.verify_env_steps = cg->verify_env_steps;
+    gs.verify_tokens = cg->verify_policy_tokens;
+    size_t base = in->n_rows;
+    for (size_t i = 0; i < nt; i++) {
+        in->rows[base + i] = trajs[i];
+        gs.steps += trajs[i].n_steps;
+        gs.won += trajs[i].won;
+        gs.reward_sum += trajs[i].reward;
+        for (size_t t = 0; t < trajs[i].n_steps; t++) {
+            uint64_t v = trajs[i].steps[t].policy_version;
+            uint64_t lag = version > v ? version - v : 0;
+            gs.lag_sum += lag;
+            if (lag > gs.lag_max)
+                gs.lag_max = lag;
+        }
+    }
+    for (size_t s = 0; s < cg->n_segments; s++) {
+        const pv_wire_segment_t *ws = &cg->segments[s];
+        if (ws->traj >= nt || ws->t0 >= ws->t1 || ws->t1 > trajs[ws->traj].n_steps ||
+            ws->delta < -1.0f || ws->delta > 1.0f) {
+            gs.bad_segments++;
+            continue;
+        }
+        if (!ws->verified)
+            continue;
+        gs.verified++;
+        gs.positive += ws->delta > 0;
+        gs.delta_sum += ws->delta;
+        if (ws->delta < gs.delta_min)
+            gs.delta_min = ws->delta;
+        if (ws->delta > gs.delta_max)
+            gs.delta_max = ws->delta;
+        in->segs[in->n_segs++] = (pv_verified_seg_t){
+            .row = base + ws->traj, .t0 = ws->t0, .t1 = ws->t1, .delta = ws->delta};
+    }
+    in->n_rows += nt;
+    in->n_groups++;
+    s_fold(&in->batch, &gs);
+    s_fold(&in->total, &gs);
+    *verdict = PV_INTAKE_ACCEPTED;
+    return PV_OK;
+}
+
+size_t pv_intake_groups(const pv_intake_t *in)
+{
+    return in->n_groups;
+}
+
+const pv_traj_t *pv_intake_trajs(const pv_intake_t *in, size_t *n)
+{
+    *n = in->n_rows;
+    return in->rows;
+}
+
+const pv_verified_seg_t *pv_intake_segments(const pv_intake_t *in, size_t *n)
+{
+    *n = in->n_segs;
+    return in->segs;
+}
+
+const pv_intake_stats_t *pv_intake_stats(const pv_intake_t *in)
+{
+    return &in->batch;
+}
+
+const pv_intake_stats_t *pv_intake_totals(const pv_intake_t *in)
+{
+    return &in->total;
+}

@@ -1,0 +1,78 @@
+/* intake.h - the learner's side of the "learn" service: credited groups in, a training
+ * batch out.
+ *
+ * Each CREDITED_GROUP payload (a wire envelope from the judge) is decoded and checked,
+ * then either accepted into the current batch or refused with a counted reason:
+ *   MALFORMED  not a CREDITED_GROUP, or a step the policy could not have taken
+ *              (learner/traj_wire.h's checks);
+ *   DUPLICATE  a group already counted (delivery is at least once; the id is the pair
+ *              (actor_id, group_id), remembered for the whole run);
+ *   STALE      its oldest step is more than max_policy_lag versions behind the learner
+ *              (DESIGN.md section 2: groups older than that are dropped and counted).
+ * Accepted groups become rows of pv_traj_t (texts in the intake's arena: the payload may be
+ * freed right after pv_intake_add returns) and their verified segments become
+ * pv_verified_seg_t in batch row coordinates. A segment whose coordinates do not fit its
+ * trajectory is dropped and counted (bad_segments), the rest of the group is kept.
+ */
+#ifndef PV_LEARNER_INTAKE_H
+#define PV_LEARNER_INTAKE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "learner/batch.h"
+#include "learner/prover_credit.h"
+
+typedef enum pv_intake_verdict {
+    PV_INTAKE_ACCEPTED = 0,
+    PV_INTAKE_MALFORMED,
+    PV_INTAKE_DUPLICATE,
+    PV_INTAKE_STALE,
+} pv_intake_verdict_t;
+
+/* Counters of the current batch (reset by pv_intake_reset) - see pv_intake_totals() for
+ * the run's. */
+typedef struct pv_intake_stats {
+    uint64_t groups, trajectories, steps, won;
+    uint64_t malformed, duplicates, stale, bad_segments;
+    uint64_t proposals;                     /* segments the judge proposed */
+    uint64_t segments;                      /* segments received */
+    uint64_t verified;                      /* ... of which both sides were verified */
+    uint64_t positive;                      /* ... of which delta > 0 */
+    double delta_sum, delta_min, delta_max; /* over verified segments */
+    uint64_t verify_env_steps, verify_tokens;
+    uint64_t lag_sum, lag_max; /* learner version - step version, over accepted steps */
+    double reward_sum;
+    uint64_t dropped_steps; /* environment steps of stale and duplicate groups (spent, unused) */
+} pv_intake_stats_t;
+
+typedef struct pv_intake pv_intake_t;
+
+/* An intake for batches of at most `max_groups` groups. Errors: PV_ERR_NOMEM. */
+pv_err_t pv_intake_new(size_t max_groups, pv_intake_t **out);
+void pv_intake_destroy(pv_intake_t **in);
+
+/* Start a new batch: forget the rows and segments (not the duplicate memory). */
+void pv_intake_reset(pv_intake_t *in);
+
+/* Offer one payload. `version` is the learner's current policy version. *verdict says what
+ * happened; PV_OK is returned for every verdict (refusals are counted, not errors).
+ * Errors: PV_ERR_FULL (the batch already holds max_groups: nothing counted), PV_ERR_NOMEM.
+ * `em` gets the reason of a MALFORMED verdict. */
+pv_err_t pv_intake_add(pv_intake_t *in, const uint8_t *payload, size_t len, uint64_t version,
+                       uint64_t max_lag, pv_intake_verdict_t *verdict, pv_errmsg_t *em);
+
+/* Groups in the current batch. */
+size_t pv_intake_groups(const pv_intake_t *in);
+
+/* The batch: trajectories (rows) and verified segments in row coordinates. Valid until
+ * the next pv_intake_reset. */
+const pv_traj_t *pv_intake_trajs(const pv_intake_t *in, size_t *n);
+const pv_verified_seg_t *pv_intake_segments(const pv_intake_t *in, size_t *n);
+
+/* Counters of the current batch and of the whole run. */
+const pv_intake_stats_t *pv_intake_stats(const pv_intake_t *in);
+const pv_intake_stats_t *pv_intake_totals(const pv_intake_t *in);
+
+#endif

@@ -1,0 +1,399 @@
+/* prover-learner - the learner role: credited groups in, PPO updates, versioned weights out.
+ *
+ *   prover-learner [--config FILE] [section.key=value ...]
+ *
+ * Takes CREDITED_GROUPs from the broker's "learn" service (learner/intake.h: duplicates,
+ * stale groups beyond learner.max_policy_lag and malformed payloads are counted, never
+ * trained on), computes advantages with algorithm.adv_estimator ("prover" = GRPO plus the
+ * verified segments' lambda * max(delta, 0)), runs the PPO update, and publishes the new
+ * policy version over MPI and to the broker relay (common/role.h). Writes
+ * run.out_dir/metrics.jsonl (learner/report.h), evaluates greedily on held-out tasks every
+ * learner.eval_every iterations, checkpoints every learner.checkpoint_every iterations, at
+ * the end and on SIGTERM (run.out_dir/checkpoint.safetensors), resumes from learner.resume,
+ * and at the end writes summary.json and sends the stop message to every rank of the job.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/log.h"
+#include "common/metrics.h"
+#include "common/net/broker_client.h"
+#include "common/role.h"
+#include "learner/bc.h"
+#include "learner/intake.h"
+#include "learner/local_loop.h"
+#include "learner/report.h"
+#include "learner/train_ckpt.h"
+
+static const char s_usage[] =
+    "usage: prover-learner [--config FILE] [section.key=value ...]\n"
+    "The learner role of a prover run (launched by cluster/launch under mpirun).\n";
+
+typedef struct s_learner {
+    pv_role_ctx_t rc;
+    pv_env_model_t *model;
+    pv_env_t *env;
+    pv_arena_t *arena;
+    pv_policy_t *policy;
+    pv_adam_t *adam;
+    pv_trainer_t trainer;
+    bool trainer_ok;
+    pv_rng_t rng; /* evaluation and demonstrations */
+    pv_local_t L;
+    pv_intake_t *intake;
+    pv_worker_t *worker;
+    pv_weights_out_t *wout;
+    pv_metrics_t *metrics;
+    pv_adv_estimator_t estimator;
+    bool prover;
+    pv_prover_opts_t prover_opts;
+    pv_update_opts_t update;
+    pv_run_totals_t run;
+    uint64_t step; /* iterations done */
+    uint64_t t0_ms;
+    char dir[PV_CONFIG_STR_MAX];
+} s_learner_t;
+
+static pv_err_t s_mkdirs(const char *path, pv_errmsg_t *em)
+{
+    char buf[PV_CONFIG_STR_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+                return pv_errf(em, PV_ERR_IO, "%s: cannot create: %s", buf, strerror(errno));
+            *p = c;
+            if (c == '\0')
+                break;
+        }
+    }
+    return PV_OK;
+}
+
+static pv_err_t s_options(s_learner_t *s, pv_errmsg_t *em)
+{
+    const pv_config_t *c = &s->rc.cfg;
+    const char *est = c->algorithm.adv_estimator;
+    s->prover = strcmp(est, "prover") == 0;
+    pv_err_t err = pv_adv_estimator_parse(s->prover ? "grpo" : est, &s->estimator, em);
+    if (err == PV_OK)
+        err = pv_prover_sign_parse(c->prover.sign, &s->prover_opts.sign, em);
+    if (err == PV_OK)
+        err = pv_prover_apply_parse(c->prover.apply, &s->prover_opts.apply, em);
+    s->prover_opts.lambda = c->prover.lambda;
+    pv_actor_loss_opts_t *lo = &s->update.loss;
+    lo->pg = pv_pg_opts_default();
+    lo->pg.clip_ratio_low = c->learner.clip_ratio_low;
+    lo->pg.clip_ratio_high = c->learner.clip_ratio_high;
+    lo->pg.clip_ratio_c = c->learner.clip_ratio_c;
+    if (err == PV_OK)
+        err = pv_loss_agg_parse(c->learner.loss_agg_mode, &lo->pg.agg.mode, em);
+    lo->entropy_coeff = c->learner.entropy_coeff;
+    lo->use_kl = c->learner.use_kl_loss;
+    lo->kl_coef = c->learner.kl_loss_coef;
+    if (err == PV_OK)
+        err = pv_kl_parse(c->learner.kl_loss_type, &lo->kl, em);
+    s->update.ppo_epochs = (unsigned)c->learner.ppo_epochs;
+    s->update.mini_batches = 1;
+    return err;
+}
+
+static pv_err_t s_setup(s_learner_t *s, pv_errmsg_t *em)
+{
+    const pv_config_t *c = &s->rc.cfg;
+    pv_env_spec_t es;
+    pv_policy_spec_t ps;
+    pv_role_env_spec(c, &es);
+    pv_role_policy_spec(c, &ps);
+    pv_adam_opts_t ao = pv_adam_opts_default(c->learner.lr);
+    ao.beta1 = c->learner.beta1;
+    ao.beta2 = c->learner.beta2;
+    ao.eps = c->learner.eps;
+    ao.weight_decay = c->learner.weight_decay;
+    ao.max_grad_norm = c->learner.grad_clip;
+    pv_err_t err;
+    if ((err = s_options(s, em)) || (err = pv_env_model_new(&es, &s->model, em)) ||
+        (err = pv_env_new(s->model, &s->env)) || (err = pv_arena_new(1 << 20, 0, &s->arena)) ||
+        (err = pv_policy_new(&ps, &s->policy, em)) ||
+        (err = pv_adam_new(pv_policy_n_params(s->policy), &ao, &s->adam, em)) ||
+        (err = pv_trainer_init(&s->trainer, s->policy, NULL, s->adam, em)))
+        return err;
+    s->trainer_ok = true;
+    if (c->learner.use_kl_loss)
+        PV_LOG_WARN("learner.use_kl_loss: no reference policy is kept yet; KL stays off");
+    s->update.loss.use_kl = false;
+    pv_rng_seed(&s->rng, (uint64_t)c->run.seed, 0x6c6561726e6572ULL);
+    s->L = (pv_local_t){.model = s->model,
+                        .env = s->env,
+                        .trainer = &s->trainer,
+                        .arena = s->arena,
+                        .rng = &s->rng,
+                        .task_seed = (uint64_t)c->run.seed};
+    snprintf(s->dir, sizeof s->dir, "%s", c->run.out_dir);
+    if ((err = s_mkdirs(s->dir, em)))
+        return err;
+    char path[PV_CONFIG_STR_MAX + 64];
+    snprintf(path, sizeof path, "%s/config.yaml", s->dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return pv_errf(em, PV_ERR_IO, "%s: %s", path, strerror(errno));
+    pv_config_write_yaml(c, f);
+    fclose(f);
+    if ((err = pv_intake_new((size_t)c->learner.batch_groups, &s->intake)))
+        return err;
+    s->run.eval_first = s->run.eval_last = s->run.train_first = s->run.train_last = -1;
+    return PV_OK;
+}
+
+static void s_teardown(s_learner_t *s)
+{
+    pv_worker_destroy(&s->worker);
+    pv_weights_out_destroy(&s->wout);
+    pv_metrics_close(&s->metrics);
+    pv_intake_destroy(&s->intake);
+    if (s->trainer_ok)
+        pv_trainer_fini(&s->trainer);
+    pv_adam_destroy(&s->adam);
+    pv_policy_destroy(&s->policy);
+    pv_arena_destroy(&s->arena);
+    pv_env_destroy(&s->env);
+    pv_env_model_destroy(&s->model);
+}
+
+static pv_err_t s_checkpoint(s_learner_t *s, pv_errmsg_t *em)
+{
+    char path[PV_CONFIG_STR_MAX + 64], tmp[PV_CONFIG_STR_MAX + 80];
+    snprintf(path, sizeof path, "%s/checkpoint.safetensors", s->dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    size_t cap = pv_config_yaml_max(), len = 0;
+    char *yaml = malloc(cap);
+    if (!yaml)
+        return PV_ERR_NOMEM;
+    pv_config_to_yaml(&s->rc.cfg, yaml, cap, &len);
+    pv_run_meta_t meta = {.step = s->step, .config = yaml, .n_rngs = 1};
+    meta.rngs[0] = s->rng;
+    pv_err_t err = pv_ckpt_save(tmp, s->policy, s->adam, &meta, em);
+    free(yaml);
+    if (err == PV_OK && rename(tmp, path) != 0) /* a crash mid-write keeps the last good one */
+        err = pv_errf(em, PV_ERR_IO, "%s: %s", path, strerror(errno));
+    if (err == PV_OK)
+        PV_LOG_INFO("checkpoint %s (iteration %llu, v%llu)", path, (unsigned long long)s->step,
+                    (unsigned long long)pv_policy_version(s->policy));
+    return err;
+}
+
+static pv_err_t s_resume_or_init(s_learner_t *s, pv_errmsg_t *em)
+{
+    const pv_config_t *c = &s->rc.cfg;
+    pv_err_t err;
+    if (c->learner.resume[0]) {
+        pv_run_meta_t meta = {0};
+        if ((err = pv_ckpt_load(c->learner.resume, s->policy, s->adam, &meta, NULL, 0, em)))
+            return err;
+        s->step = meta.step;
+        if (meta.n_rngs > 0)
+            s->rng = meta.rngs[0];
+        PV_LOG_INFO("resumed from %s at iteration %llu, v%llu", c->learner.resume,
+                    (unsigned long long)s->step, (unsigned long long)pv_policy_version(s->policy));
+        return PV_OK;
+    }
+    if (c->policy.init_checkpoint[0]) {
+        if ((err = pv_ckpt_load(c->policy.init_checkpoint, s->policy, NULL, NULL, NULL, 0, em)))
+            return err;
+        PV_LOG_INFO("policy initialised from %s", c->policy.init_checkpoint);
+    }
+    if (c->learner.bc_episodes > 0) {
+        pv_traj_t *demos = NULL;
+        pv_cost_t cost = {0};
+        size_t n = (size_t)c->learner.bc_episodes, bs = 32;
+        if ((err = pv_local_demos(&s->L, 1000000, n, &demos, &cost, em)))
+            return err;
+        double loss = 0, acc = 0;
+        for (int64_t ep = 0; ep < c->learner.bc_epochs; ep++)
+            for (size_t i = 0; i < n; i += bs)
+                if ((err = pv_bc_step(&s->trainer, demos + i, n - i < bs ? n - i : bs, &loss, &acc,
+                                      em)))
+                    return err;
+        PV_LOG_INFO("behaviour cloning on %zu expert episodes (%llu env steps): nll %.3f, step "
+                    "accuracy %.2f",
+                    n, (unsigned long long)cost.env_steps, loss, acc);
+    }
+    if (pv_policy_version(s->policy) == 0)
+        pv_policy_set_version(s->policy, 1);
+    return PV_OK;
+}
+
+static pv_err_t s_eval(s_learner_t *s, pv_errmsg_t *em)
+{
+    const pv_config_t *c = &s->rc.cfg;
+    double success = 0;
+    pv_cost_t cost = {0};
+    pv_rollout_opts_t ro = {.max_steps = (uint32_t)c->env.max_steps};
+    pv_rng_t keep = s->rng;
+    pv_err_t err = pv_local_eval(&s->L, PV_SPLIT_TEST, 0, (size_t)c->learner.eval_tasks, true, &ro,
+                                 &success, &cost, em);
+    s->rng = keep; /* evaluation must not shift the training streams */
+    if (err != PV_OK)
+        return err;
+    if (s->run.eval_first < 0)
+        s->run.eval_first = success;
+    s->run.eval_last = success;
+    s->run.wall_s = (double)(pv_role_mono_ms() - s->t0_ms) / 1000.0;
+    return pv_report_eval(s->metrics, s->step, pv_policy_version(s->policy), success,
+                          (uint64_t)c->learner.eval_tasks, &s->run);
+}
+
+/* Fill the batch from the "learn" service. Returns PV_ERR_INTERRUPTED on a stop. */
+static pv_err_t s_collect(s_learner_t *s, pv_errmsg_t *em)
+{
+    const pv_config_t *c = &s->rc.cfg;
+    pv_intake_reset(s->intake);
+    uint64_t last_wait_log = pv_role_mono_ms();
+    while (pv_intake_groups(s->intake) < (size_t)c->learner.batch_groups) {
+        if (pv_role_signalled)
+            return PV_ERR_INTERRUPTED;
+        if (c->run.time_limit_s > 0 &&
+            pv_role_mono_ms() - s->t0_ms > (uint64_t)c->run.time_limit_s * 1000u)
+            return PV_ERR_TIMEOUT;
+        pv_lease_t lease;
+        pv_err_t err = pv_worker_recv(s->worker, 200, &lease);
+        if (err == PV_ERR_TIMEOUT) {
+            if (pv_role_mono_ms() - last_wait_log > 30000) {
+                PV_LOG_INFO("waiting for groups (%zu of %lld in this batch)",
+                            pv_intake_groups(s->intake), (long long)c->learner.batch_groups);
+                last_wait_log = pv_role_mono_ms();
+            }
+            continue;
+        }
+        if (err != PV_OK)
+            return pv_errf(em, err, "receiving from the broker: %s", pv_strerror(err));
+        pv_intake_verdict_t verdict;
+        pv_errmsg_t why = {{0}};
+        err = pv_intake_add(s->intake, lease.payload, lease.len, pv_policy_version(s->policy),
+                            (uint64_t)c->learner.max_policy_lag, &verdict, &why);
+        if (err != PV_OK)
+            return pv_errf(em, err, "taking a group: %s", pv_strerror(err));
+        if (verdict == PV_INTAKE_MALFORMED)
+            PV_LOG_WARN("malformed group (job %llu) refused: %s", (unsigned long long)lease.job_id,
+                        why.text);
+        /* every verdict consumes the job: a refusal is counted, never retried */
+        pv_worker_ack(s->worker, lease.job_id, verdict != PV_INTAKE_MALFORMED,
+                      verdict == PV_INTAKE_MALFORMED ? why.text : NULL, NULL, 0);
+    }
+    return PV_OK;
+}
+
+static pv_err_t s_train(s_learner_t *s, pv_update_stats_t *up, pv_errmsg_t *em)
+{
+    size_t n = 0, n_segs = 0;
+    const pv_traj_t *trajs = pv_intake_trajs(s->intake, &n);
+    const pv_verified_seg_t *segs = pv_intake_segments(s->intake, &n_segs);
+    pv_batch_t b = {0};
+    pv_err_t err = pv_batch_build(trajs, n, &b, em);
+    if (err == PV_OK)
+        err = pv_batch_advantages(&b, s->estimator, 1e-6, s->prover ? &s->prover_opts : NULL,
+                                  s->prover ? segs : NULL, s->prover ? n_segs : 0, em);
+    if (err == PV_OK)
+        err = pv_update_ppo(&s->trainer, trajs, &b, &s->update, up, em);
+    pv_batch_free(&b);
+    return err;
+}
+
+static pv_err_t s_run(s_learner_t *s, pv_errmsg_t *em)
+{
+    const pv_config_t *c = &s->rc.cfg;
+    pv_err_t err;
+    pv_bclient_opts_t bo;
+    pv_bclient_opts_from_config(&bo, c);
+    bo.role = "learner";
+    bo.name = "learner";
+    char path[PV_CONFIG_STR_MAX + 64];
+    snprintf(path, sizeof path, "%s/metrics.jsonl", s->dir);
+    if ((err = s_resume_or_init(s, em)) ||
+        (err = pv_metrics_open(path, c->learner.resume[0] != '\0', &s->metrics, em)) ||
+        (err = pv_weights_out_new(&s->rc, pv_policy_n_params(s->policy), &s->wout, em)) ||
+        (err = pv_weights_out_publish(s->wout, s->policy)) ||
+        (err = pv_worker_new(&bo, "learn", (uint32_t)c->learner.batch_groups, &s->worker, em)))
+        return err;
+    PV_LOG_INFO("learner ready: %s on %s, %zu parameters, v%llu published, %lld groups of %lld "
+                "per update, %lld iterations",
+                c->algorithm.adv_estimator, c->env.name, pv_policy_n_params(s->policy),
+                (unsigned long long)pv_policy_version(s->policy),
+                (long long)c->learner.batch_groups, (long long)c->actor.group_size,
+                (long long)c->run.iterations);
+    s->t0_ms = pv_role_mono_ms();
+    if (c->learner.eval_every > 0 && (err = s_eval(s, em)))
+        return err;
+    while (s->step < (uint64_t)c->run.iterations) {
+        err = s_collect(s, em);
+        if (err == PV_ERR_INTERRUPTED || err == PV_ERR_TIMEOUT) {
+            PV_LOG_INFO("%s: stopping at iteration %llu",
+                        err == PV_ERR_TIMEOUT ? "run.time_limit_s reached" : "signal",
+                        (unsigned long long)s->step);
+            break;
+        }
+        if (err != PV_OK)
+            return err;
+        pv_update_stats_t up = {0};
+        if ((err = s_train(s, &up, em)) || (err = pv_weights_out_publish(s->wout, s->policy)))
+            return err;
+        s->step++;
+        const pv_intake_stats_t *b = pv_intake_stats(s->intake), *t = pv_intake_totals(s->intake);
+        s->run.rollout_env_steps = t->steps + t->dropped_steps;
+        s->run.verify_env_steps = t->verify_env_steps;
+        s->run.iterations = s->step;
+        s->run.wall_s = (double)(pv_role_mono_ms() - s->t0_ms) / 1000.0;
+        double success = b->trajectories ? (double)b->won / (double)b->trajectories : 0.0;
+        if (s->run.train_first < 0)
+            s->run.train_first = success;
+        s->run.train_last = success;
+        if ((err = pv_report_iteration(s->metrics, s->step, (uint64_t)c->run.iterations,
+                                       pv_policy_version(s->policy), b, t, &up, &s->run)))
+            return err;
+        if (c->learner.eval_every > 0 && s->step % (uint64_t)c->learner.eval_every == 0 &&
+            (err = s_eval(s, em)))
+            return err;
+        if (c->learner.checkpoint_every > 0 &&
+            s->step % (uint64_t)c->learner.checkpoint_every == 0 && (err = s_checkpoint(s, em)))
+            return err;
+    }
+    if (c->learner.eval_every > 0 && s->step % (uint64_t)c->learner.eval_every != 0 &&
+        (err = s_eval(s, em)))
+        return err;
+    if ((err = s_checkpoint(s, em)))
+        return err;
+    snprintf(path, sizeof path, "%s/summary.json", s->dir);
+    return pv_report_summary(path, c->env.name, c->algorithm.adv_estimator, c->prover.judge,
+                             pv_intake_totals(s->intake), &s->run, em);
+}
+
+int main(int argc, char **argv)
+{
+    static s_learner_t s;
+    pv_errmsg_t em = {{0}};
+    pv_err_t err = pv_role_start(&s.rc, PV_ROLE_LEARNER, argc, argv, s_usage, &em);
+    if (err == PV_ERR_INTERRUPTED)
+        return 0;
+    if (err != PV_OK) {
+        fprintf(stderr, "prover-learner: %s\n", em.text[0] ? em.text : pv_strerror(err));
+        return err == PV_ERR_MPI ? 1 : 2;
+    }
+    int status = 0;
+    err = s_setup(&s, &em);
+    if (err == PV_OK)
+        err = s_run(&s, &em);
+    if (err != PV_OK) {
+        PV_LOG_ERROR("%s", em.text[0] ? em.text : pv_strerror(err));
+        status = err == PV_ERR_CONFIG ? 2 : 1;
+    }
+    pv_world_stop_all(&s.rc.world, 3000); /* everyone else ends with the learner */
+    s_teardown(&s);
+    pv_world_finalize(&s.rc.world, 5, status);
+    return status;
+}

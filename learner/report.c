@@ -1,0 +1,148 @@
+/* report.c - see report.h. */
+#include "learner/report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/log.h"
+
+static double s_div(double a, double b)
+{
+    return b > 0 ? a / b : 0.0;
+}
+
+pv_err_t pv_report_iteration(pv_metrics_t *m, uint64_t iteration, uint64_t iterations,
+                             uint64_t version, const pv_intake_stats_t *b,
+                             const pv_intake_stats_t *t, const pv_update_stats_t *up,
+                             const pv_run_totals_t *run)
+{
+    double success = s_div((double)b->won, (double)b->trajectories);
+    double lag_mean = s_div((double)b->lag_sum, (double)b->steps);
+    uint64_t total = run->rollout_env_steps + run->verify_env_steps;
+    double rate = s_div((double)total, run->wall_s);
+    json_t *o = json_object();
+    json_object_set_new(o, "kind", json_string("train"));
+    json_object_set_new(o, "iteration", json_integer((json_int_t)iteration));
+    json_object_set_new(o, "policy_version", json_integer((json_int_t)version));
+    pv_metrics_set_real(o, "wall_s", run->wall_s);
+    json_object_set_new(o, "groups", json_integer((json_int_t)b->groups));
+    json_object_set_new(o, "trajectories", json_integer((json_int_t)b->trajectories));
+    pv_metrics_set_real(o, "success_rate", success);
+    pv_metrics_set_real(o, "mean_reward", s_div(b->reward_sum, (double)b->trajectories));
+    pv_metrics_set_real(o, "episode_len", s_div((double)b->steps, (double)b->trajectories));
+    json_object_set_new(o, "rollout_env_steps",
+                        json_integer((json_int_t)(b->steps + b->dropped_steps)));
+    json_object_set_new(o, "verify_env_steps", json_integer((json_int_t)b->verify_env_steps));
+    json_object_set_new(o, "cum_rollout_env_steps",
+                        json_integer((json_int_t)run->rollout_env_steps));
+    json_object_set_new(o, "cum_verify_env_steps", json_integer((json_int_t)run->verify_env_steps));
+    json_object_set_new(o, "total_env_steps", json_integer((json_int_t)total));
+    json_object_set_new(o, "proposals", json_integer((json_int_t)b->proposals));
+    json_object_set_new(o, "segments_verified", json_integer((json_int_t)b->verified));
+    json_object_set_new(o, "segments_positive", json_integer((json_int_t)b->positive));
+    pv_metrics_set_real(o, "delta_mean", b->verified ? b->delta_sum / (double)b->verified : NAN);
+    pv_metrics_set_real(o, "delta_min", b->verified ? b->delta_min : NAN);
+    pv_metrics_set_real(o, "delta_max", b->verified ? b->delta_max : NAN);
+    pv_metrics_set_real(o, "policy_lag_mean", lag_mean);
+    json_object_set_new(o, "policy_lag_max", json_integer((json_int_t)b->lag_max));
+    json_object_set_new(o, "dropped_stale", json_integer((json_int_t)t->stale));
+    json_object_set_new(o, "dropped_duplicate", json_integer((json_int_t)t->duplicates));
+    json_object_set_new(o, "malformed", json_integer((json_int_t)t->malformed));
+    pv_metrics_set_real(o, "env_steps_per_s", rate);
+    pv_metrics_set_real(o, "loss", up->loss);
+    pv_metrics_set_real(o, "pg_loss", up->pg_loss);
+    pv_metrics_set_real(o, "kl", up->kl);
+    pv_metrics_set_real(o, "entropy", up->entropy);
+    pv_metrics_set_real(o, "clip_frac", up->pg_clipfrac);
+    pv_metrics_set_real(o, "grad_norm", up->grad_norm);
+    pv_err_t err = pv_metrics_write(m, o);
+    json_decref(o);
+    PV_LOG_INFO(
+        "iter %llu/%llu | success %.2f | reward %.2f | len %.1f | steps: rollout %llu "
+        "verify %llu (%.0f%%) | segments %llu/%llu (+%llu, mean delta %+.2f) | lag %.1f "
+        "| %.0f steps/s | v%llu",
+        (unsigned long long)iteration, (unsigned long long)iterations, success,
+        s_div(b->reward_sum, (double)b->trajectories),
+        s_div((double)b->steps, (double)b->trajectories),
+        (unsigned long long)run->rollout_env_steps, (unsigned long long)run->verify_env_steps,
+        100.0 * s_div((double)run->verify_env_steps, (double)total),
+        (unsigned long long)b->verified, (unsigned long long)b->proposals,
+        (unsigned long long)b->positive, b->verified ? b->delta_sum / (double)b->verified : 0.0,
+        lag_mean, rate, (unsigned long long)version);
+    return err;
+}
+
+pv_err_t pv_report_eval(pv_metrics_t *m, uint64_t iteration, uint64_t version, double success,
+                        uint64_t n_tasks, const pv_run_totals_t *run)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "kind", json_string("eval"));
+    json_object_set_new(o, "iteration", json_integer((json_int_t)iteration));
+    json_object_set_new(o, "policy_version", json_integer((json_int_t)version));
+    pv_metrics_set_real(o, "wall_s", run->wall_s);
+    pv_metrics_set_real(o, "success_rate", success);
+    json_object_set_new(o, "eval_tasks", json_integer((json_int_t)n_tasks));
+    json_object_set_new(o, "total_env_steps",
+                        json_integer((json_int_t)(run->rollout_env_steps + run->verify_env_steps)));
+    json_object_set_new(o, "cum_rollout_env_steps",
+                        json_integer((json_int_t)run->rollout_env_steps));
+    json_object_set_new(o, "cum_verify_env_steps", json_integer((json_int_t)run->verify_env_steps));
+    pv_err_t err = pv_metrics_write(m, o);
+    json_decref(o);
+    PV_LOG_INFO("eval at iteration %llu: greedy success %.3f on %llu held-out tasks (v%llu)",
+                (unsigned long long)iteration, success, (unsigned long long)n_tasks,
+                (unsigned long long)version);
+    return err;
+}
+
+pv_err_t pv_report_summary(const char *path, const char *cfg_env, const char *estimator,
+                           const char *judge, const pv_intake_stats_t *t,
+                           const pv_run_totals_t *run, pv_errmsg_t *em)
+{
+    uint64_t total = run->rollout_env_steps + run->verify_env_steps;
+    json_t *o = json_object();
+    json_object_set_new(o, "env", json_string(cfg_env));
+    json_object_set_new(o, "adv_estimator", json_string(estimator));
+    json_object_set_new(o, "judge", json_string(judge));
+    json_object_set_new(o, "iterations", json_integer((json_int_t)run->iterations));
+    pv_metrics_set_real(o, "eval_success_before", run->eval_first >= 0 ? run->eval_first : NAN);
+    pv_metrics_set_real(o, "eval_success_after", run->eval_last >= 0 ? run->eval_last : NAN);
+    pv_metrics_set_real(o, "train_success_first", run->train_first >= 0 ? run->train_first : NAN);
+    pv_metrics_set_real(o, "train_success_last", run->train_last >= 0 ? run->train_last : NAN);
+    json_object_set_new(o, "rollout_env_steps", json_integer((json_int_t)run->rollout_env_steps));
+    json_object_set_new(o, "verify_env_steps", json_integer((json_int_t)run->verify_env_steps));
+    pv_metrics_set_real(o, "verify_share", s_div((double)run->verify_env_steps, (double)total));
+    json_object_set_new(o, "groups", json_integer((json_int_t)t->groups));
+    json_object_set_new(o, "segments_verified", json_integer((json_int_t)t->verified));
+    json_object_set_new(o, "segments_positive", json_integer((json_int_t)t->positive));
+    json_object_set_new(o, "dropped_stale", json_integer((json_int_t)t->stale));
+    json_object_set_new(o, "dropped_duplicate", json_integer((json_int_t)t->duplicates));
+    json_object_set_new(o, "malformed", json_integer((json_int_t)t->malformed));
+    pv_metrics_set_real(o, "wall_s", run->wall_s);
+    pv_metrics_set_real(o, "env_steps_per_s", s_div((double)total, run->wall_s));
+    pv_err_t err = PV_OK;
+    if (json_dump_file(o, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0)
+        err = pv_errf(em, PV_ERR_IO, "%s: cannot write the summary: %s", path, strerror(errno));
+    json_decref(o);
+    printf("\n== prover run summary (%s, %s, judge %s) ==\n", cfg_env, estimator, judge);
+    if (run->eval_first >= 0)
+        printf("held-out success (greedy): %.3f before -> %.3f after %llu iterations\n",
+               run->eval_first, run->eval_last, (unsigned long long)run->iterations);
+    if (run->train_first >= 0)
+        printf("training success (sampled): %.3f first iteration -> %.3f last\n", run->train_first,
+               run->train_last);
+    printf("environment steps: %llu rollouts + %llu verification (%.0f%% of %llu)\n",
+           (unsigned long long)run->rollout_env_steps, (unsigned long long)run->verify_env_steps,
+           100.0 * s_div((double)run->verify_env_steps, (double)total), (unsigned long long)total);
+    printf("segments verified %llu (%llu with a positive delta); groups %llu, dropped stale %llu, "
+           "duplicates %llu, malformed %llu\n",
+           (unsigned long long)t->verified, (unsigned long long)t->positive,
+           (unsigned long long)t->groups, (unsigned long long)t->stale,
+           (unsigned long long)t->duplicates, (unsigned long long)t->malformed);
+    printf("wall time %.1f s, throughput %.0f environment steps/s\n", run->wall_s,
+           s_div((double)total, run->wall_s));
+    fflush(stdout);
+    return err;
+}

@@ -1,0 +1,51 @@
+/* report.h - what the learner tells the user: one JSONL metrics line per iteration and per
+ * evaluation (run.out_dir/metrics.jsonl), a one-line progress report on the log, and at the
+ * end run.out_dir/summary.json plus a human summary.
+ *
+ * Metrics keys (the plotting and evaluation tools read them by name):
+ *   kind "train": iteration, policy_version, wall_s, groups, trajectories, success_rate,
+ *     mean_reward, episode_len, rollout_env_steps, verify_env_steps, cum_rollout_env_steps,
+ *     cum_verify_env_steps, total_env_steps (rollouts + verification, including the steps of
+ *     dropped groups), proposals, segments_verified, segments_positive, delta_mean,
+ *     delta_min, delta_max, policy_lag_mean, policy_lag_max, dropped_stale,
+ *     dropped_duplicate, malformed (run totals), env_steps_per_s, loss, pg_loss, kl,
+ *     entropy, clip_frac, grad_norm;
+ *   kind "eval": iteration, policy_version, wall_s, success_rate (greedy, held-out tasks),
+ *     eval_tasks, total_env_steps, cum_rollout_env_steps, cum_verify_env_steps.
+ */
+#ifndef PV_LEARNER_REPORT_H
+#define PV_LEARNER_REPORT_H
+
+#include <stdint.h>
+
+#include "common/metrics.h"
+#include "learner/intake.h"
+#include "learner/update.h"
+
+/* Cumulative counters of a run. */
+typedef struct pv_run_totals {
+    uint64_t rollout_env_steps; /* accepted and dropped groups */
+    uint64_t verify_env_steps;
+    double wall_s;
+    double eval_first, eval_last; /* greedy held-out success; < 0 until measured */
+    double train_first, train_last;
+    uint64_t iterations;
+} pv_run_totals_t;
+
+/* Write the "train" line of one iteration and log its progress line. */
+pv_err_t pv_report_iteration(pv_metrics_t *m, uint64_t iteration, uint64_t iterations,
+                             uint64_t version, const pv_intake_stats_t *batch,
+                             const pv_intake_stats_t *totals, const pv_update_stats_t *up,
+                             const pv_run_totals_t *run);
+
+/* Write the "eval" line and log it. */
+pv_err_t pv_report_eval(pv_metrics_t *m, uint64_t iteration, uint64_t version, double success,
+                        uint64_t n_tasks, const pv_run_totals_t *run);
+
+/* Write `path` (summary.json) and print the human summary on stdout. `cfg_env`,
+ * `estimator`, `judge` name the run. Errors: PV_ERR_IO. */
+pv_err_t pv_report_summary(const char *path, const char *cfg_env, const char *estimator,
+                           const char *judge, const pv_intake_stats_t *totals,
+                           const pv_run_totals_t *run, pv_errmsg_t *em);
+
+#endif
