@@ -9,13 +9,16 @@
  * start it with `broker.bind=tcp://127.0.0.1:*` and read where it is. SIGINT/SIGTERM stop
  * it. Exit status: 0 after a signal, 2 for a bad configuration, 1 for a runtime failure.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "broker/broker_io.h"
 #include "common/config.h"
 #include "common/log.h"
+#include "common/world.h"
 
 static volatile sig_atomic_t s_stop;
 
@@ -23,6 +26,23 @@ static void s_on_signal(int sig)
 {
     (void)sig;
     s_stop = 1;
+}
+
+/* Under mpirun the broker is one rank of the job: this thread (the only one making MPI
+ * calls after start-up) turns the learner's stop message into the stop flag. */
+static void *s_watch_world(void *arg)
+{
+    pv_world_t *w = arg;
+    while (!s_stop) {
+        if (pv_world_stop_requested(w)) {
+            PV_LOG_INFO("the learner ended the run");
+            s_stop = 1;
+            break;
+        }
+        struct timespec ts = {0, 50000000L};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
 }
 
 int main(int argc, char **argv)
@@ -50,10 +70,22 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    static pv_world_t world;
+    pv_err_t rc = pv_world_init(&world, PV_ROLE_BROKER, &argc, &argv, &em);
+    if (rc != PV_OK) {
+        fprintf(stderr, "prover-broker: %s\n", em.text);
+        return 1;
+    }
+    pthread_t watcher;
+    bool watching = world.mpi && pthread_create(&watcher, NULL, s_watch_world, &world) == 0;
     pv_broker_io_t *io = NULL;
-    pv_err_t rc = pv_broker_io_new(&cfg, &io, &em);
+    rc = pv_broker_io_new(&cfg, &io, &em);
     if (rc != PV_OK) {
         fprintf(stderr, "prover-broker: %s\n", em.text[0] ? em.text : pv_strerror(rc));
+        s_stop = 1;
+        if (watching)
+            pthread_join(watcher, NULL);
+        pv_world_finalize(&world, 5, rc == PV_ERR_CONFIG ? 2 : 1);
         return rc == PV_ERR_CONFIG ? 2 : 1;
     }
     printf("prover-broker: listening on %s metrics %u\n", pv_broker_io_endpoint(io),
@@ -63,6 +95,10 @@ int main(int argc, char **argv)
                 cfg.broker.services, (unsigned)pv_broker_io_metrics_port(io));
     rc = pv_broker_io_run(io, &s_stop);
     pv_broker_io_destroy(&io);
+    s_stop = 1;
+    if (watching)
+        pthread_join(watcher, NULL);
+    pv_world_finalize(&world, 5, rc == PV_OK ? 0 : 1);
     if (rc != PV_OK) {
         fprintf(stderr, "prover-broker: %s\n", pv_strerror(rc));
         return 1;
