@@ -42,17 +42,18 @@
     I(env, seed, 7, 0, INT64_MAX, "Generator seed (catalogue, corpus), not the task seed.")        \
     I(env, gen_receptacles, 0, 0, 64, "alfworld generator: receptacles per room; 0 = default.")    \
     I(env, gen_distractors, 0, 0, 256, "Generator: distractor objects/items; 0 = default.")        \
-    I(env, gen_task_types, 0, 0, 63,                                                               \
-      "alfworld generator: bit mask of the six task types; 0 = all.")                              \
+    I(env, gen_task_types, 0, 0, 126,                                                              \
+      "alfworld generator: task types, bit i = ALFWorld type i (1 pick_and_place_simple, 2 "       \
+      "look_at_obj_in_light, 3 clean, 4 heat, 5 cool, 6 pick_two_obj); 0 = all six.")              \
     I(env, gen_size, 0, 0, 1000000, "webshop/searchqa generator: products/entities; 0 = default.") \
     I(env, top_k, 3, 1, 20, "searchqa: passages returned per search.")
 
 #define PV_CONFIG_policy(I, F, B, S, E)                                                            \
     E(policy, kind, "bow_mlp", "bow_mlp", "Policy model: bow_mlp = hashed bag-of-words scorer.")   \
-    I(policy, hash_buckets, 16384, 64, 1 << 24, "Hashed word/bigram feature buckets.")             \
+    I(policy, hash_buckets, 32768, 64, 1 << 24, "Hashed word/bigram feature buckets.")             \
     I(policy, embed_dim, 32, 1, 1024, "Feature embedding width.")                                  \
     I(policy, hidden_dim, 64, 1, 4096, "Hidden layer width of the scorer.")                        \
-    I(policy, history, 4, 0, 64, "Recent observation/action texts in the context.")                \
+    I(policy, history, 8, 0, 64, "Recent observation/action texts in the context.")                \
     S(policy, init_checkpoint, "", "Start from this checkpoint's policy; empty = random init.")
 
 #define PV_CONFIG_actor(I, F, B, S, E)                                                             \

@@ -14,7 +14,8 @@
  * episodes, bc_epochs [30], bc_batch [32] episodes per BC step, bc_lr [3e-3], iters [30],
  * groups [8] tasks per iteration, G [8] rollouts per task, lr [1e-3], max_steps [50],
  * lambda [1.0], k [4] continuations per state, segments [2] per group, sign [positive],
- * apply [add], entropy [0.0], phases [grpo,prover], out [none].
+ * apply [add], entropy [0.0], phases [grpo,prover], out [none], ALFWorld generator knobs
+ * receptacles [0 = default], distractors [0], types [0 = all six; bit i = task type i].
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 typedef struct s_opts {
     uint64_t seed;
     unsigned eval, demos, bc_epochs, bc_batch, iters, groups, G, max_steps, k, segments;
+    unsigned receptacles, distractors, types; /* ALFWorld generator knobs, 0 = default */
     double bc_lr, lr, lambda, entropy;
     const char *sign, *apply, *phases, *out;
 } s_opts_t;
@@ -87,6 +89,9 @@ static int s_parse(int argc, char **argv, s_opts_t *o)
                     {"max_steps", &o->max_steps, NULL},
                     {"k", &o->k, NULL},
                     {"segments", &o->segments, NULL},
+                    {"receptacles", &o->receptacles, NULL},
+                    {"distractors", &o->distractors, NULL},
+                    {"types", &o->types, NULL},
                     {"bc_lr", NULL, &o->bc_lr},
                     {"lr", NULL, &o->lr},
                     {"lambda", NULL, &o->lambda},
@@ -237,7 +242,12 @@ static int s_world_new(s_world_t *w, const s_opts_t *o)
 {
     memset(w, 0, sizeof *w);
     pv_errmsg_t em = {{0}};
-    pv_env_spec_t es = {.name = "alfworld", .seed = o->seed};
+    pv_env_spec_t es = {.name = "alfworld",
+                        .seed = o->seed,
+                        .max_steps = o->max_steps,
+                        .gen_receptacles = o->receptacles,
+                        .gen_distractors = o->distractors,
+                        .gen_task_types = o->types};
     pv_err_t rc = pv_env_model_new(&es, &w->model, &em);
     if (rc != PV_OK)
         return s_fail("environment", rc, &em);
