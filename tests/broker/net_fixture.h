@@ -125,7 +125,7 @@ static inline pv_broker_stats_t nf_stats(const char *endpoint)
     pv_broker_stats_t st;
     memset(&st, 0, sizeof st);
     pv_stats_client_t *c = NULL;
-    if (pv_stats_client_new(endpoint, &c, NULL) == PV_OK) {
+    if (pv_stats_client_new(endpoint, NULL, &c, NULL) == PV_OK) {
         if (pv_stats_client_fetch(c, 1000, &st, NULL) != PV_OK)
             memset(&st, 0, sizeof st);
         pv_stats_client_destroy(&c);
