@@ -7,7 +7,8 @@
  *   prover-keys list DIR                          the server's and admitted clients' keys
  *
  * Layout and file formats: common/net/curve_keys.h and docs/broker.md ("Security").
- * Secret files are written with mode 0600, public ones 0644, DIR itself 0700. Existing key
+ * Secret files are written with mode 0600, public ones 0644, DIR itself 0700 (missing
+ * parents are created, as mkdir -p does). Existing key
  * files are never replaced without --force (nothing is written then). A running broker
  * takes added or removed clients on SIGHUP. Exit status: 0, 1 on failure, 2 for bad usage.
  */
@@ -35,8 +36,21 @@ static int s_fail(const pv_errmsg_t *em)
     return 1;
 }
 
+/* mkdir -p: missing parents get 0755, `path` itself `mode`. */
 static int s_mkdir(const char *path, mode_t mode)
 {
+    char buf[600];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+            fprintf(stderr, "prover-keys: cannot create %s: %s\n", buf, strerror(errno));
+            return 1;
+        }
+        *p = '/';
+    }
     if (mkdir(path, mode) == 0 || errno == EEXIST)
         return 0;
     fprintf(stderr, "prover-keys: cannot create %s: %s\n", path, strerror(errno));

@@ -2,8 +2,9 @@
  * authorised clients move jobs and nothing they send crosses the wire in plain text (a
  * recording TCP relay stands in for a capture; the same relay sees the plain text when
  * CURVE is off); clients without keys, with an unknown key pair or with a wrong server key
- * never get a job through and are counted as refused; a plain DEALER gets no answer; the
- * socket is a CURVE server; SIGHUP reloads the admitted keys; a bad key folder stops the
+ * never get a job through and are counted as refused; a plain DEALER gets no answer while
+ * a CURVE one (ours, and pyzmq's with the same key files) does; the socket is a CURVE
+ * server; SIGHUP reloads the admitted keys; a bad key folder stops the
  * broker at start-up with the file named. Keys come from prover-keys, as an operator
  * makes them. */
 #include <setjmp.h>
@@ -284,6 +285,30 @@ static bool s_raw_round_trip(const char *endpoint, const pv_curve_client_t *keys
     return ok;
 }
 
+/* pyzmq (another implementation of CURVE and of the key files) with stats.key: 0 when a
+ * STATS_REPLY came back, 77 when python3-zmq or msgpack is missing, else failure. */
+static int s_pyzmq_round_trip(const fx_t *fx, const char *endpoint)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 - <<'EOF'\n"
+             "import sys\n"
+             "try:\n    import zmq, zmq.auth, msgpack\nexcept ImportError:\n    sys.exit(77)\n"
+             "s = zmq.Context.instance().socket(zmq.DEALER)\n"
+             "s.curve_serverkey, _ = zmq.auth.load_certificate('%s/server.pub')\n"
+             "s.curve_publickey, s.curve_secretkey = zmq.auth.load_certificate('%s/stats.key')\n"
+             "s.connect('%s')\n"
+             "s.send(msgpack.packb({'pv': %u, 'ver': %u, 'type': %d, 'body': {}}))\n"
+             "ok = s.poll(3000) and msgpack.unpackb(s.recv())['type'] == %d\n"
+             "s.close(0)\n"
+             "sys.exit(0 if ok else 1)\n"
+             "EOF",
+             fx->dir, fx->dir, endpoint, PV_WIRE_MAGIC, PV_WIRE_VERSION, (int)PV_MSG_STATS_REQUEST,
+             (int)PV_MSG_STATS_REPLY);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 /* A plain DEALER cannot complete a round trip with the CURVE broker (a CURVE DEALER with
  * an admitted key can), and the broker's socket is a CURVE server exactly when keys are
  * configured. */
@@ -294,12 +319,14 @@ static void test_plain_dealer_and_socket_options(void **state)
     s_start(fx, &b, true);
     bool plain = s_raw_round_trip(b.endpoint, NULL, 600);
     bool keyed = s_raw_round_trip(b.endpoint, &fx->stats, 3000);
+    int py = s_pyzmq_round_trip(fx, b.endpoint);
     pv_broker_stats_t st = nf_stats_k(b.endpoint, &fx->stats);
     uint64_t failed = s_error(&st, PV_BERR_handshake_failed);
     pv_broker_stats_free(&st);
     nf_kill(b.pid, SIGTERM);
     assert_false(plain);
     assert_true(keyed);
+    assert_true(py == 0 || py == 77); /* 77: no python3-zmq/msgpack here */
     assert_true(failed >= 1);
 
     for (int curve = 0; curve < 2; curve++) {

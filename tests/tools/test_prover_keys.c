@@ -26,7 +26,7 @@ static int s_setup(void **state)
     fx_t *fx = calloc(1, sizeof *fx);
     snprintf(fx->tmp, sizeof fx->tmp, "/tmp/pv-keys-XXXXXX");
     assert_non_null(mkdtemp(fx->tmp));
-    snprintf(fx->dir, sizeof fx->dir, "%s/keys", fx->tmp);
+    snprintf(fx->dir, sizeof fx->dir, "%s/etc/keys", fx->tmp); /* parents made as needed */
     pv_test_bin("prover-keys", fx->bin, sizeof fx->bin);
     *state = fx;
     return 0;
