@@ -8,11 +8,13 @@
 #include <zmq.h>
 
 #include "broker/broker_core.h"
+#include "broker/broker_curve.h"
 #include "broker/metrics_http.h"
 #include "broker/metrics_text.h"
 #include "broker/stats_wire.h"
 #include "broker/zmsg_pool.h"
 #include "common/log.h"
+#include "common/net/net.h"
 #include "common/wire/wire.h"
 
 #define S_BATCH      256        /* messages handled before timers and HTTP get a turn */
@@ -21,7 +23,12 @@
 
 struct pv_broker_io {
     pv_broker_core_t *core;
-    void *zctx, *router;
+    pv_net_t *net;
+    pv_sock_t *sock;
+    void *router;                  /* pv_sock_zmq(sock): the broker works on raw frames */
+    pv_broker_curve_t *curve;      /* NULL: plain text */
+    pv_handshake_watch_t *watch;   /* failed handshakes, counted as errors */
+    volatile sig_atomic_t *reload; /* non-zero: re-read the client keys */
     pv_metrics_http_t *http;
     pv_wire_dec_t *dec;
     pv_arena_t *arena;
@@ -353,21 +360,33 @@ static pv_err_t s_render(void *ctx, FILE *out)
 
 static pv_err_t s_socket(pv_broker_io_t *self, const pv_config_t *cfg, pv_errmsg_t *em)
 {
-    int one = 1, zero = 0, hwm = S_HWM;
-    int64_t maxmsg = (int64_t)PV_WIRE_DEFAULT_MAX_MSG_BYTES;
-    self->zctx = zmq_ctx_new();
-    if (!self->zctx || !(self->router = zmq_socket(self->zctx, ZMQ_ROUTER)))
-        return pv_errf(em, PV_ERR_NET, "broker: zmq: %s", zmq_strerror(errno));
-    zmq_setsockopt(self->router, ZMQ_ROUTER_MANDATORY, &one, sizeof one);
-    zmq_setsockopt(self->router, ZMQ_LINGER, &zero, sizeof zero);
-    zmq_setsockopt(self->router, ZMQ_SNDHWM, &hwm, sizeof hwm);
-    zmq_setsockopt(self->router, ZMQ_RCVHWM, &hwm, sizeof hwm);
-    zmq_setsockopt(self->router, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
-    if (zmq_bind(self->router, cfg->broker.bind) != 0)
-        return pv_errf(em, PV_ERR_NET, "broker: cannot bind %s: %s", cfg->broker.bind,
-                       zmq_strerror(errno));
-    size_t len = sizeof self->endpoint;
-    zmq_getsockopt(self->router, ZMQ_LAST_ENDPOINT, self->endpoint, &len);
+    pv_err_t rc = pv_net_new(&self->net, em);
+    if (rc != PV_OK)
+        return rc;
+    const char *dir = cfg->broker.curve_dir;
+    pv_errmsg_t e2 = {{0}};
+    if (dir[0] && (rc = pv_broker_curve_new(self->net, dir, &self->curve, &e2)) != PV_OK)
+        return pv_errf(em, rc == PV_ERR_NOMEM || rc == PV_ERR_NET ? rc : PV_ERR_CONFIG,
+                       "broker.curve_dir: %s", e2.text);
+    pv_sock_opts_t o = {.sndhwm = S_HWM,
+                        .rcvhwm = S_HWM,
+                        .curve_secret = self->curve ? pv_broker_curve_secret(self->curve) : NULL};
+    if ((rc = pv_sock_new(self->net, PV_SOCK_ROUTER, &o, &self->sock, em)) != PV_OK)
+        return rc;
+    self->router = pv_sock_zmq(self->sock);
+    rc = pv_handshake_watch_new(pv_net_zmq(self->net), self->router, &self->watch, em);
+    if (rc != PV_OK)
+        return rc;
+    if (pv_sock_bind(self->sock, cfg->broker.bind, &e2) != PV_OK)
+        return pv_errf(em, PV_ERR_NET, "broker: cannot %s", e2.text);
+    snprintf(self->endpoint, sizeof self->endpoint, "%s", pv_sock_endpoint(self->sock));
+    if (self->curve)
+        PV_LOG_INFO("CURVE on: %zu client keys admitted from %s/clients",
+                    pv_broker_curve_n_clients(self->curve), dir);
+    if (self->curve && pv_broker_curve_n_clients(self->curve) == 0)
+        PV_LOG_WARN("%s/clients holds no key: no client can join until one is added and the "
+                    "broker reloads (SIGHUP)",
+                    dir);
     return PV_OK;
 }
 
@@ -423,10 +442,10 @@ void pv_broker_io_destroy(pv_broker_io_t **pself)
     pv_broker_io_t *self = *pself;
     pv_metrics_http_destroy(&self->http);
     pv_broker_core_destroy(&self->core); /* gives every frame back */
-    if (self->router)
-        zmq_close(self->router);
-    if (self->zctx)
-        zmq_ctx_term(self->zctx);
+    pv_handshake_watch_destroy(&self->watch);
+    pv_sock_destroy(&self->sock);
+    pv_broker_curve_destroy(&self->curve);
+    pv_net_destroy(&self->net);
     pv_sendpool_destroy(&self->sends);
     pv_frame_pool_fini(&self->frames);
     pv_wire_dec_destroy(&self->dec);
@@ -446,6 +465,50 @@ uint16_t pv_broker_io_metrics_port(const pv_broker_io_t *self)
     return self->http ? pv_metrics_http_port(self->http) : 0;
 }
 
+void *pv_broker_io_zmq_socket(pv_broker_io_t *self)
+{
+    return self->router;
+}
+
+void pv_broker_io_reload_on(pv_broker_io_t *self, volatile sig_atomic_t *flag)
+{
+    self->reload = flag;
+}
+
+pv_err_t pv_broker_io_reload(pv_broker_io_t *self, pv_errmsg_t *em)
+{
+    if (!self->curve)
+        return PV_OK;
+    bool server_changed = false;
+    pv_err_t rc = pv_broker_curve_reload(self->curve, &server_changed, em);
+    if (rc == PV_OK && server_changed)
+        PV_LOG_WARN("server.key changed on disk: restart the broker to use the new key");
+    return rc;
+}
+
+/* Count the handshakes the monitor saw fail. */
+static void s_handshakes(pv_broker_io_t *self)
+{
+    pv_handshakes_t hs = {0};
+    pv_handshake_watch_read(self->watch, &hs);
+    for (uint64_t i = 0; i < hs.auth_refused; i++)
+        pv_broker_count_error(self->core, PV_BERR_auth_refused);
+    for (uint64_t i = 0; i < hs.failed; i++)
+        pv_broker_count_error(self->core, PV_BERR_handshake_failed);
+}
+
+static void s_reload_if_asked(pv_broker_io_t *self)
+{
+    if (!self->reload || !*self->reload)
+        return;
+    *self->reload = 0;
+    pv_errmsg_t em = {{0}};
+    if (pv_broker_io_reload(self, &em) != PV_OK)
+        PV_LOG_ERROR("reload: %s (the previous client keys stay in force)", em.text);
+    else if (self->curve)
+        PV_LOG_INFO("reload: %zu client keys admitted", pv_broker_curve_n_clients(self->curve));
+}
+
 pv_err_t pv_broker_io_run(pv_broker_io_t *self, volatile sig_atomic_t *stop)
 {
     while (!*stop) {
@@ -459,12 +522,16 @@ pv_err_t pv_broker_io_run(pv_broker_io_t *self, volatile sig_atomic_t *stop)
         long wait_ms = wait_us <= 0 ? 0 : (long)((wait_us + 999) / 1000);
         if (wait_ms > 100)
             wait_ms = 100; /* see *stop in time even without signals */
-        zmq_pollitem_t items[2] = {
+        zmq_pollitem_t items[3] = {
             {.socket = self->router, .events = ZMQ_POLLIN},
+            {.socket = pv_handshake_watch_zmq(self->watch), .events = ZMQ_POLLIN},
             {.fd = self->http ? pv_metrics_http_fd(self->http) : -1, .events = ZMQ_POLLIN}};
-        int rc = zmq_poll(items, self->http ? 2 : 1, wait_ms);
+        int rc = zmq_poll(items, self->http ? 3 : 2, wait_ms);
         if (rc < 0 && errno != EINTR)
             return PV_ERR_NET;
+        if (rc > 0 && (items[1].revents & ZMQ_POLLIN))
+            s_handshakes(self);
+        s_reload_if_asked(self);
         if (rc > 0 && (items[0].revents & ZMQ_POLLIN))
             for (int i = 0; i < S_BATCH; i++) {
                 int got = s_recv_one(self);

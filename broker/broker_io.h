@@ -26,8 +26,11 @@ typedef struct pv_broker_io pv_broker_io_t;
 
 /* Set up from the `broker` section of `cfg`: services, bounds, timers; bind
  * cfg->broker.bind (a "*" port picks a free one) and start /metrics when metrics_port > 0.
- * Errors: PV_ERR_CONFIG (bad services or bounds), PV_ERR_NET (cannot bind or listen),
- * PV_ERR_NOMEM; `em` says what. */
+ * With broker.curve_dir the socket is a CURVE server admitting only the client keys in
+ * curve_dir/clients (broker_curve.h). Failed handshakes are counted as the errors
+ * auth_refused and handshake_failed.
+ * Errors: PV_ERR_CONFIG (bad services or bounds; a missing or malformed key folder or
+ * file, named in `em`), PV_ERR_NET (cannot bind or listen), PV_ERR_NOMEM. */
 pv_err_t pv_broker_io_new(const pv_config_t *cfg, pv_broker_io_t **out, pv_errmsg_t *em);
 
 /* Close everything and free; clears *self. NULL-safe. */
@@ -38,6 +41,20 @@ const char *pv_broker_io_endpoint(const pv_broker_io_t *self);
 
 /* The bound /metrics port, 0 when off. */
 uint16_t pv_broker_io_metrics_port(const pv_broker_io_t *self);
+
+/* The broker's raw ROUTER socket, for tests that inspect its options (ZMQ_CURVE_SERVER,
+ * ZMQ_MECHANISM). Do not send or receive on it. */
+void *pv_broker_io_zmq_socket(pv_broker_io_t *self);
+
+/* Re-read broker.curve_dir/clients and replace the admitted client keys (nothing to do
+ * without CURVE). New handshakes see the new list; connections already made stay. On
+ * error the previous list stays in force. Errors: those of pv_broker_curve_reload, with
+ * the file named in `em`. */
+pv_err_t pv_broker_io_reload(pv_broker_io_t *self, pv_errmsg_t *em);
+
+/* Have pv_broker_io_run reload the client keys whenever *flag is non-zero (it clears the
+ * flag); prover-broker sets it from SIGHUP. NULL = never. */
+void pv_broker_io_reload_on(pv_broker_io_t *self, volatile sig_atomic_t *flag);
 
 /* Serve until *stop becomes non-zero (checked at least every 100 ms and after signals).
  * Errors: PV_ERR_NET when the socket fails for good. */

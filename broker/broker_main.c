@@ -7,7 +7,9 @@
  *   prover-broker: listening on tcp://127.0.0.1:5555 metrics 9100
  * (endpoint with a wildcard port resolved; metrics 0 when off), so scripts and tests can
  * start it with `broker.bind=tcp://127.0.0.1:*` and read where it is. SIGINT/SIGTERM stop
- * it. Exit status: 0 after a signal, 2 for a bad configuration, 1 for a runtime failure.
+ * it. With broker.curve_dir, SIGHUP re-reads curve_dir/clients (docs/broker.md, "Security").
+ * Exit status: 0 after a signal, 2 for a bad configuration (a bad key folder included), 1
+ * for a runtime failure.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -20,12 +22,14 @@
 #include "common/log.h"
 #include "common/world.h"
 
-static volatile sig_atomic_t s_stop;
+static volatile sig_atomic_t s_stop, s_reload;
 
 static void s_on_signal(int sig)
 {
-    (void)sig;
-    s_stop = 1;
+    if (sig == SIGHUP)
+        s_reload = 1;
+    else
+        s_stop = 1;
 }
 
 /* Under mpirun the broker is one rank of the job: this thread (the only one making MPI
@@ -68,6 +72,7 @@ int main(int argc, char **argv)
     sa.sa_handler = s_on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
     static pv_world_t world;
@@ -93,6 +98,7 @@ int main(int argc, char **argv)
     fflush(stdout);
     PV_LOG_INFO("listening on %s, services %s, metrics port %u", pv_broker_io_endpoint(io),
                 cfg.broker.services, (unsigned)pv_broker_io_metrics_port(io));
+    pv_broker_io_reload_on(io, &s_reload);
     rc = pv_broker_io_run(io, &s_stop);
     pv_broker_io_destroy(&io);
     s_stop = 1;

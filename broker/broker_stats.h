@@ -54,7 +54,9 @@
     X(send_failed, "a message could not be sent to its peer")                                      \
     X(weights_bad, "weights message failed its size or crc32 check")                               \
     X(weights_stale, "weights version not newer than the one held")                                \
-    X(no_memory, "allocation failed while handling a message")
+    X(no_memory, "allocation failed while handling a message")                                     \
+    X(auth_refused, "CURVE handshake refused: client key not in curve_dir/clients")                \
+    X(handshake_failed, "handshake failed: no CURVE, wrong server key, or a broken greeting")
 
 #define PV_BROKER_IO(X)                                                                            \
     X(msgs_in, "messages received")                                                                \

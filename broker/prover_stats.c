@@ -6,8 +6,10 @@
  * Asks the broker at broker.endpoint (or --endpoint) for its statistics once and prints a
  * table (services, workers, non-zero errors); --json prints every number as one JSON object
  * for scripts (stats_view.h documents its keys); --watch refreshes the table every SECONDS
- * (default 2) like `top` until interrupted. Exit status 0, 1 when the broker does not
- * answer, 2 for bad arguments.
+ * (default 2) like `top` until interrupted. With broker.curve_dir it connects as a CURVE
+ * client with curve_dir/<broker.curve_client>.key, else stats.key when present, else
+ * client.key. Exit status 0, 1 when the broker does not answer, 2 for bad arguments or key
+ * files.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -96,8 +98,15 @@ int main(int argc, char **argv)
             return s_usage(stderr);
         }
     }
+    pv_curve_client_t keys;
+    if (cfg.broker.curve_dir[0] &&
+        pv_curve_client_load(cfg.broker.curve_dir, cfg.broker.curve_client, "stats", &keys, &em) !=
+            PV_OK) {
+        fprintf(stderr, "prover-stats: broker.curve_dir: %s\n", em.text);
+        return 2;
+    }
     pv_stats_client_t *c = NULL;
-    if (pv_stats_client_new(endpoint, &c, &em) != PV_OK) {
+    if (pv_stats_client_new(endpoint, cfg.broker.curve_dir[0] ? &keys : NULL, &c, &em) != PV_OK) {
         fprintf(stderr, "prover-stats: %s\n", em.text);
         return 1;
     }

@@ -15,15 +15,22 @@ struct pv_stats_client {
     pv_wire_dec_t *dec;
     pv_arena_t *arena;
     pv_wire_buf_t buf;
+    bool curve;
+    pv_curve_client_t keys;
 };
 
-pv_err_t pv_stats_client_new(const char *endpoint, pv_stats_client_t **out, pv_errmsg_t *em)
+pv_err_t pv_stats_client_new(const char *endpoint, const pv_curve_client_t *curve,
+                             pv_stats_client_t **out, pv_errmsg_t *em)
 {
     *out = NULL;
     pv_stats_client_t *c = calloc(1, sizeof *c);
     if (!c)
         return PV_ERR_NOMEM;
     snprintf(c->endpoint, sizeof c->endpoint, "%s", endpoint);
+    if (curve) {
+        c->curve = true;
+        c->keys = *curve;
+    }
     pv_wire_buf_init(&c->buf, 0);
     if (!(c->zctx = zmq_ctx_new())) {
         free(c);
@@ -62,6 +69,8 @@ pv_err_t pv_stats_client_fetch(pv_stats_client_t *self, int timeout_ms, pv_broke
     zmq_msg_t reply;
     zmq_msg_init(&reply);
     pv_wire_msg_t m = {.type = PV_MSG_STATS_REQUEST};
+    if (self->curve && (rc = pv_curve_client_apply(&self->keys, s, em)) != PV_OK)
+        goto out;
     if (zmq_connect(s, self->endpoint) != 0) {
         rc = pv_errf(em, PV_ERR_NET, "stats: cannot connect to %s: %s", self->endpoint,
                      zmq_strerror(errno));
@@ -73,8 +82,10 @@ pv_err_t pv_stats_client_fetch(pv_stats_client_t *self, int timeout_ms, pv_broke
     zmq_pollitem_t item = {.socket = s, .events = ZMQ_POLLIN};
     if (zmq_poll(&item, 1, timeout_ms) <= 0 || zmq_msg_recv(&reply, s, ZMQ_DONTWAIT) < 0) {
         rc = pv_errf(em, PV_ERR_TIMEOUT,
-                     "no answer from %s within %d ms (is prover-broker running?)", self->endpoint,
-                     timeout_ms);
+                     "no answer from %s within %d ms (is prover-broker running%s?)", self->endpoint,
+                     timeout_ms,
+                     self->curve ? ", and is this client's key in its curve_dir/clients"
+                                 : ", and without broker.curve_dir");
         goto out;
     }
     pv_arena_reset(self->arena);

@@ -9,11 +9,15 @@
 
 #include "broker/broker_stats.h"
 #include "common/err.h"
+#include "common/net/curve_keys.h"
 
 typedef struct pv_stats_client pv_stats_client_t;
 
-/* A client for the broker at `endpoint`. Errors: PV_ERR_NET, PV_ERR_NOMEM. */
-pv_err_t pv_stats_client_new(const char *endpoint, pv_stats_client_t **out, pv_errmsg_t *em);
+/* A client for the broker at `endpoint`; with `curve` (copied; NULL = plain text) every
+ * fetch connects as that CURVE client (pv_curve_client_load). Errors: PV_ERR_NET,
+ * PV_ERR_NOMEM. */
+pv_err_t pv_stats_client_new(const char *endpoint, const pv_curve_client_t *curve,
+                             pv_stats_client_t **out, pv_errmsg_t *em);
 
 /* Free the client; clears *self. NULL-safe. */
 void pv_stats_client_destroy(pv_stats_client_t **self);

@@ -118,6 +118,9 @@
     I(broker, max_queue_bytes, 268435456, 1024, INT64_MAX, "Queue bound per service (bytes).")     \
     I(broker, metrics_port, 9100, 0, 65535, "HTTP port for Prometheus /metrics; 0 = off.")         \
     S(broker, curve_dir, "", "Folder with CURVE keys; empty = no encryption/authentication.")      \
+    S(broker, curve_client, "",                                                                    \
+      "Client key in curve_dir: NAME reads NAME.key; empty = ROLE.key if present, else "           \
+      "client.key.")                                                                               \
     S(broker, services, "judge,verify,learn", "Comma-separated services workers register for.")    \
     I(broker, max_attempts, 5, 0, 1000000,                                                         \
       "Leases per job before it is dropped with a failed reply; 0 = unlimited.")                   \

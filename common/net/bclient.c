@@ -21,11 +21,18 @@ void pv_bclient_opts_from_config(pv_bclient_opts_t *o, const pv_config_t *cfg)
     o->endpoint = cfg->broker.endpoint;
     o->heartbeat_ms = cfg->broker.heartbeat_ms;
     o->liveness = cfg->broker.liveness;
+    o->curve_dir = cfg->broker.curve_dir;
+    o->curve_name = cfg->broker.curve_client;
 }
 
 uint64_t pv_bclient_reconnects(const pv_bclient_t *self)
 {
     return atomic_load(&((pv_bclient_t *)self)->reconnects);
+}
+
+uint64_t pv_bclient_refused(const pv_bclient_t *self)
+{
+    return atomic_load(&((pv_bclient_t *)self)->refused);
 }
 
 static pv_err_t s_copy(char *dst, size_t cap, const char *src, const char *what, pv_errmsg_t *em)
@@ -63,6 +70,10 @@ pv_err_t pv_bclient_start(int kind, const pv_bclient_opts_t *o, const char *serv
         rc = s_copy(c->name, sizeof c->name, o->name, "name", em);
     else if (!rc)
         snprintf(c->name, sizeof c->name, "%.40s-%.60s-%d", c->role, c->host, (int)getpid());
+    if (!rc && o->curve_dir && o->curve_dir[0]) {
+        rc = pv_curve_client_load(o->curve_dir, o->curve_name, c->role, &c->keys, em);
+        c->curve = rc == PV_OK;
+    }
     if (rc) {
         free(c);
         return rc;

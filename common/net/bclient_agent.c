@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common/net/bclient_int.h"
+#include "common/net/net.h"
 #include "common/wire/wire.h"
 
 enum { P_FREE = 0, P_UNSENT, P_SENT, P_ACCEPTED };
@@ -19,8 +20,9 @@ typedef struct pending {
 
 typedef struct agent {
     pv_bclient_t *c;
-    void *sock; /* DEALER to the broker; NULL while waiting to reconnect */
-    bool heard; /* a message arrived since the last connect */
+    void *sock;                  /* DEALER to the broker; NULL while waiting to reconnect */
+    pv_handshake_watch_t *watch; /* its failed handshakes (NULL if the monitor failed) */
+    bool heard;                  /* a message arrived since the last connect */
     int64_t last_recv, last_send, retry_at, backoff;
     int64_t paused_until, pause_ms; /* producer: held back by a full queue */
     int64_t allowance;              /* producer: submits the broker's credits allow now */
@@ -120,12 +122,15 @@ static void s_connect(agent_t *a, int64_t now)
     zmq_setsockopt(a->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
     zmq_setsockopt(a->sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
     zmq_setsockopt(a->sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
-    if (zmq_connect(a->sock, c->endpoint) != 0) {
+    if ((c->curve && pv_curve_client_apply(&c->keys, a->sock, NULL) != PV_OK) ||
+        zmq_connect(a->sock, c->endpoint) != 0) {
         zmq_close(a->sock);
         a->sock = NULL;
         a->retry_at = now + a->backoff;
         return;
     }
+    if (pv_handshake_watch_new(c->zctx, a->sock, &a->watch, NULL) != PV_OK)
+        a->watch = NULL; /* only the refused count is lost */
     a->heard = false;
     a->last_recv = a->last_send = now;
     pv_wire_msg_t m = {.type = PV_MSG_REGISTER};
@@ -158,11 +163,17 @@ static void s_connect(agent_t *a, int64_t now)
 }
 
 /* The broker is gone (silent, or told us to go): drop the socket, retry after back-off. */
-static void s_lost(agent_t *a, int64_t now)
+static void s_close(agent_t *a)
 {
+    pv_handshake_watch_destroy(&a->watch);
     if (a->sock)
         zmq_close(a->sock);
     a->sock = NULL;
+}
+
+static void s_lost(agent_t *a, int64_t now)
+{
+    s_close(a);
     a->retry_at = now + a->backoff;
     a->backoff = a->backoff * 2 > a->c->reconnect_max_ms ? a->c->reconnect_max_ms : a->backoff * 2;
     atomic_fetch_add(&a->c->reconnects, 1);
@@ -413,16 +424,23 @@ static void s_loop(agent_t *a)
         } else {
             next = a->retry_at;
         }
-        zmq_pollitem_t items[2] = {{.socket = c->agent_pipe, .events = ZMQ_POLLIN},
-                                   {.socket = a->sock, .events = ZMQ_POLLIN}};
+        zmq_pollitem_t items[3] = {
+            {.socket = c->agent_pipe, .events = ZMQ_POLLIN},
+            {.socket = a->sock, .events = ZMQ_POLLIN},
+            {.socket = a->watch ? pv_handshake_watch_zmq(a->watch) : NULL, .events = ZMQ_POLLIN}};
         long wait = next > now ? (long)(next - now) : 0;
-        int rc = zmq_poll(items, a->sock ? 2 : 1, wait);
+        int rc = zmq_poll(items, a->sock ? (a->watch ? 3 : 2) : 1, wait);
         if (rc < 0) {
             if (errno == ETERM)
                 return;
             continue;
         }
         now = pv_bclient_now_ms();
+        if (a->watch && (items[2].revents & ZMQ_POLLIN)) {
+            pv_handshakes_t hs = {0};
+            pv_handshake_watch_read(a->watch, &hs);
+            atomic_fetch_add(&c->refused, hs.auth_refused + hs.failed);
+        }
         if (items[0].revents & ZMQ_POLLIN)
             s_command(a, now);
         if (a->sock && (items[1].revents & ZMQ_POLLIN)) {
@@ -456,8 +474,8 @@ void *pv_bclient_agent_main(void *client)
     if (a.sock) { /* let the goodbye reach the broker */
         int linger = 200;
         zmq_setsockopt(a.sock, ZMQ_LINGER, &linger, sizeof linger);
-        zmq_close(a.sock);
     }
+    s_close(&a);
     for (uint32_t i = 0; i < a.cap_pend; i++)
         if (a.pend[i].state != P_FREE)
             zmq_msg_close(&a.pend[i].msg);

@@ -21,6 +21,7 @@
 #include <zmq.h>
 
 #include "common/net/broker_client.h"
+#include "common/net/curve_keys.h"
 
 enum pv_bclient_kind {
     PV_BC_WORKER = 1,
@@ -49,7 +50,10 @@ struct pv_bclient {
     void *agent_pipe; /* agent end */
     pthread_t thread;
     bool started;
+    bool curve;             /* keys below are set: connect as a CURVE client */
+    pv_curve_client_t keys; /* read once, at start */
     atomic_uint_fast64_t reconnects;
+    atomic_uint_fast64_t refused; /* failed handshakes (pv_bclient_refused) */
 };
 
 /* Create the client, its context and pipe, and start the agent thread. */

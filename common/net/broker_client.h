@@ -45,15 +45,27 @@ typedef struct pv_bclient_opts {
     int64_t reconnect_max_ms; /* back-off cap; 0 = 10000 */
     const char *role;         /* REGISTER role ("verifier"); NULL = "client" */
     const char *name;         /* REGISTER worker_id; NULL = "<role>-<host>-<pid>" */
+    /* CURVE (common/net/curve_keys.h): with a key folder every connection is encrypted and
+     * authenticated; the client reads DIR/server.pub and its own key file, chosen by
+     * curve_name (DIR/<curve_name>.key), else DIR/<role>.key when present, else
+     * DIR/client.key. NULL or "" curve_dir = plain text. */
+    const char *curve_dir;
+    const char *curve_name;
 } pv_bclient_opts_t;
 
-/* Zero `o`, then take endpoint, heartbeat_ms and liveness from cfg->broker (the strings
- * point into `cfg`). */
+/* Zero `o`, then take endpoint, heartbeat_ms, liveness, curve_dir and curve_name
+ * (broker.curve_client) from cfg->broker (the strings point into `cfg`). */
 void pv_bclient_opts_from_config(pv_bclient_opts_t *o, const pv_config_t *cfg);
 
 /* Times the agent reconnected since the object was created (each broker loss counts). */
 typedef struct pv_bclient pv_bclient_t;
 uint64_t pv_bclient_reconnects(const pv_bclient_t *self);
+
+/* Handshakes with the broker that failed since the object was created: the broker refused
+ * this client's CURVE key, or the two sides disagree on CURVE or on the server key. A
+ * client that stays silent while this grows is not admitted (see docs/broker.md,
+ * "Security"). */
+uint64_t pv_bclient_refused(const pv_bclient_t *self);
 
 /* ---- worker ----------------------------------------------------------------------- */
 
@@ -70,7 +82,9 @@ typedef struct pv_lease {
 } pv_lease_t;
 
 /* Connect and register for `service` with `capacity` credits (1..65536).
- * Errors: PV_ERR_INVAL (no endpoint, bad service or capacity), PV_ERR_NET, PV_ERR_NOMEM. */
+ * Errors: PV_ERR_INVAL (no endpoint, bad service or capacity), PV_ERR_NET, PV_ERR_NOMEM,
+ * and with curve_dir those of pv_curve_client_load (a missing or malformed key file,
+ * named in `em`); the other constructors likewise. */
 pv_err_t pv_worker_new(const pv_bclient_opts_t *opts, const char *service, uint32_t capacity,
                        pv_worker_t **out, pv_errmsg_t *em);
 

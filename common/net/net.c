@@ -30,7 +30,9 @@ pv_err_t pv_net_new(pv_net_t **out, pv_errmsg_t *em)
     if (!self)
         return PV_ERR_NOMEM;
     self->ctx = zmq_ctx_new();
-    if (!self->ctx) {
+    if (!self->ctx || pthread_mutex_init(&self->lock, NULL) != 0) {
+        if (self->ctx)
+            zmq_ctx_term(self->ctx);
         free(self);
         return s_zerr(em, "zmq_ctx_new");
     }
@@ -44,6 +46,7 @@ void pv_net_destroy(pv_net_t **net)
         return;
     pv_net_auth_stop(*net);
     zmq_ctx_term((*net)->ctx);
+    pthread_mutex_destroy(&(*net)->lock);
     free((*net)->keys);
     free(*net);
     *net = NULL;

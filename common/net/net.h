@@ -80,6 +80,39 @@ void pv_net_destroy(pv_net_t **net);
  * PV_ERR_STATE (already called), PV_ERR_NET, PV_ERR_NOMEM. */
 pv_err_t pv_net_allow(pv_net_t *self, const char *const *client_keys, size_t n, pv_errmsg_t *em);
 
+/* Replace the client keys a running ZAP handler admits (pv_net_allow), e.g. after the key
+ * folder changed. Handshakes from then on see the new list; connections already made
+ * stay (CURVE authenticates once, at the handshake). Errors: PV_ERR_STATE (pv_net_allow
+ * not called), PV_ERR_INVAL (bad key: the old list stays), PV_ERR_NOMEM. */
+pv_err_t pv_net_allow_update(pv_net_t *self, const char *const *client_keys, size_t n,
+                             pv_errmsg_t *em);
+
+/* Failed handshakes of one socket, as ZeroMQ's socket monitor reports them
+ * (zmq_socket_monitor; ZMQ_EVENT_HANDSHAKE_FAILED_AUTH / _PROTOCOL / _NO_DETAIL). */
+typedef struct pv_handshakes {
+    uint64_t auth_refused; /* the ZAP handler said no (CURVE client key not admitted) */
+    uint64_t failed;       /* protocol failures: a peer without CURVE on a CURVE socket
+                            * or the reverse, a wrong server key, a broken greeting */
+} pv_handshakes_t;
+
+typedef struct pv_handshake_watch pv_handshake_watch_t;
+
+/* Watch the raw ZeroMQ socket `zsock` of context `zctx` (pv_net_zmq / pv_sock_zmq, or any
+ * zmq socket): events arrive on an inproc PAIR socket that pv_handshake_watch_zmq() returns
+ * for zmq_poll. Destroy the watch before closing `zsock`. Errors: PV_ERR_NET, PV_ERR_NOMEM. */
+pv_err_t pv_handshake_watch_new(void *zctx, void *zsock, pv_handshake_watch_t **out,
+                                pv_errmsg_t *em);
+
+/* Stop monitoring and close the PAIR socket; clears *self. NULL-safe. */
+void pv_handshake_watch_destroy(pv_handshake_watch_t **self);
+
+/* The PAIR socket to poll for ZMQ_POLLIN. */
+void *pv_handshake_watch_zmq(pv_handshake_watch_t *self);
+
+/* Read every event waiting (never blocks) and add them to *acc; returns how many events
+ * were read. */
+int pv_handshake_watch_read(pv_handshake_watch_t *self, pv_handshakes_t *acc);
+
 /* A new CURVE key pair as Z85 text (40 characters + NUL each). Errors: PV_ERR_UNSUPPORTED
  * when libzmq was built without CURVE. */
 pv_err_t pv_net_curve_keypair(char public_key[41], char secret_key[41]);

@@ -30,10 +30,12 @@ static bool s_admit(pv_net_t *self, zmq_msg_t *parts, int n)
         return true;
     if (!s_is(&parts[5], "CURVE") || n < 7 || zmq_msg_size(&parts[6]) != 32)
         return false;
-    for (size_t i = 0; i < self->n_keys; i++)
-        if (memcmp(zmq_msg_data(&parts[6]), self->keys[i], 32) == 0)
-            return true;
-    return false;
+    bool ok = false;
+    pthread_mutex_lock(&self->lock);
+    for (size_t i = 0; i < self->n_keys && !ok; i++)
+        ok = memcmp(zmq_msg_data(&parts[6]), self->keys[i], 32) == 0;
+    pthread_mutex_unlock(&self->lock);
+    return ok;
 }
 
 static void s_answer(pv_net_t *self)
@@ -69,9 +71,9 @@ static void s_answer(pv_net_t *self)
 static void *s_thread(void *arg)
 {
     pv_net_t *self = arg;
-    while (!atomic_load(&self->stop)) {
+    for (;;) { /* blocks until a request, or until pv_net_auth_stop shuts the context down */
         zmq_pollitem_t item = {.socket = self->zap, .events = ZMQ_POLLIN};
-        int rc = zmq_poll(&item, 1, 20); /* wakes up to see the stop flag */
+        int rc = zmq_poll(&item, 1, -1);
         if (rc < 0 && zmq_errno() == ETERM)
             break;
         if (rc > 0)
@@ -81,10 +83,10 @@ static void *s_thread(void *arg)
     return NULL;
 }
 
-pv_err_t pv_net_allow(pv_net_t *self, const char *const *client_keys, size_t n, pv_errmsg_t *em)
+/* Decode `n` Z85 keys into a new array (n may be 0). */
+static pv_err_t s_decode_keys(const char *const *client_keys, size_t n, uint8_t (**out)[32],
+                              pv_errmsg_t *em)
 {
-    if (self->running)
-        return pv_errf(em, PV_ERR_STATE, "pv_net_allow was already called");
     uint8_t(*keys)[32] = calloc(n ? n : 1, sizeof *keys);
     if (!keys)
         return PV_ERR_NOMEM;
@@ -95,11 +97,23 @@ pv_err_t pv_net_allow(pv_net_t *self, const char *const *client_keys, size_t n, 
             return pv_errf(em, PV_ERR_INVAL, "client key %zu is not 40 Z85 characters", i);
         }
     }
+    *out = keys;
+    return PV_OK;
+}
+
+pv_err_t pv_net_allow(pv_net_t *self, const char *const *client_keys, size_t n, pv_errmsg_t *em)
+{
+    if (self->running)
+        return pv_errf(em, PV_ERR_STATE, "pv_net_allow was already called");
+    uint8_t(*keys)[32];
+    pv_err_t err = s_decode_keys(client_keys, n, &keys, em);
+    if (err)
+        return err;
     self->zap = zmq_socket(self->ctx, ZMQ_REP);
     int linger = 0;
     if (!self->zap || zmq_setsockopt(self->zap, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
         zmq_bind(self->zap, ZAP_ENDPOINT) != 0) {
-        pv_err_t err = pv_errf(em, PV_ERR_NET, "ZAP handler: %s", zmq_strerror(zmq_errno()));
+        err = pv_errf(em, PV_ERR_NET, "ZAP handler: %s", zmq_strerror(zmq_errno()));
         if (self->zap)
             zmq_close(self->zap);
         self->zap = NULL;
@@ -108,7 +122,6 @@ pv_err_t pv_net_allow(pv_net_t *self, const char *const *client_keys, size_t n, 
     }
     self->keys = keys;
     self->n_keys = n;
-    atomic_store(&self->stop, 0);
     if (pthread_create(&self->thread, NULL, s_thread, self) != 0) {
         zmq_close(self->zap);
         self->zap = NULL;
@@ -118,11 +131,29 @@ pv_err_t pv_net_allow(pv_net_t *self, const char *const *client_keys, size_t n, 
     return PV_OK;
 }
 
+pv_err_t pv_net_allow_update(pv_net_t *self, const char *const *client_keys, size_t n,
+                             pv_errmsg_t *em)
+{
+    if (!self->running)
+        return pv_errf(em, PV_ERR_STATE, "pv_net_allow_update before pv_net_allow");
+    uint8_t(*keys)[32];
+    pv_err_t err = s_decode_keys(client_keys, n, &keys, em);
+    if (err)
+        return err;
+    pthread_mutex_lock(&self->lock);
+    uint8_t(*old)[32] = self->keys;
+    self->keys = keys;
+    self->n_keys = n;
+    pthread_mutex_unlock(&self->lock);
+    free(old);
+    return PV_OK;
+}
+
 void pv_net_auth_stop(pv_net_t *self)
 {
     if (!self->running)
         return;
-    atomic_store(&self->stop, 1);
+    zmq_ctx_shutdown(self->ctx); /* the thread's poll returns ETERM */
     pthread_join(self->thread, NULL);
     self->running = 0;
 }

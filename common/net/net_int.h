@@ -13,15 +13,16 @@
 struct pv_net {
     void *ctx;
     /* ZAP handler (pv_net_allow) */
-    uint8_t (*keys)[32]; /* admitted CURVE client public keys, binary */
+    pthread_mutex_t lock; /* guards keys and n_keys (pv_net_allow_update) */
+    uint8_t (*keys)[32];  /* admitted CURVE client public keys, binary */
     size_t n_keys;
     void *zap; /* REP socket on inproc://zeromq.zap.01, owned by the thread */
     pthread_t thread;
     int running;
-    atomic_int stop;
 };
 
-/* Stop and join the ZAP thread if it runs. */
+/* Stop and join the ZAP thread if it runs (shuts the context down: every other socket
+ * must be closed already). */
 void pv_net_auth_stop(pv_net_t *self);
 
 #endif

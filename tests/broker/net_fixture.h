@@ -119,18 +119,23 @@ static inline pv_bclient_opts_t nf_opts(const char *endpoint)
     return o;
 }
 
-/* One stats snapshot (zeroed on failure). */
-static inline pv_broker_stats_t nf_stats(const char *endpoint)
+/* One stats snapshot (zeroed on failure), as CURVE client `keys` (NULL = plain). */
+static inline pv_broker_stats_t nf_stats_k(const char *endpoint, const pv_curve_client_t *keys)
 {
     pv_broker_stats_t st;
     memset(&st, 0, sizeof st);
     pv_stats_client_t *c = NULL;
-    if (pv_stats_client_new(endpoint, &c, NULL) == PV_OK) {
+    if (pv_stats_client_new(endpoint, keys, &c, NULL) == PV_OK) {
         if (pv_stats_client_fetch(c, 1000, &st, NULL) != PV_OK)
             memset(&st, 0, sizeof st);
         pv_stats_client_destroy(&c);
     }
     return st;
+}
+
+static inline pv_broker_stats_t nf_stats(const char *endpoint)
+{
+    return nf_stats_k(endpoint, NULL);
 }
 
 static inline const pv_service_stats_t *nf_service(const pv_broker_stats_t *st, const char *name)
@@ -141,12 +146,14 @@ static inline const pv_service_stats_t *nf_service(const pv_broker_stats_t *st, 
     return NULL;
 }
 
-/* Poll the stats until `service` has `n` live workers (or 5 s). Returns 1 when reached. */
-static inline int nf_wait_workers(const char *endpoint, const char *service, uint64_t n)
+/* Poll the stats (as CURVE client `keys`, NULL = plain) until `service` has `n` live
+ * workers (or 5 s). Returns 1 when reached. */
+static inline int nf_wait_workers_k(const char *endpoint, const pv_curve_client_t *keys,
+                                    const char *service, uint64_t n)
 {
     int64_t deadline = nf_now_ms() + 5000;
     while (nf_now_ms() < deadline) {
-        pv_broker_stats_t st = nf_stats(endpoint);
+        pv_broker_stats_t st = nf_stats_k(endpoint, keys);
         const pv_service_stats_t *s = nf_service(&st, service);
         int ok = s && s->live_workers == n;
         pv_broker_stats_free(&st);
@@ -155,6 +162,11 @@ static inline int nf_wait_workers(const char *endpoint, const char *service, uin
         nf_sleep_ms(20);
     }
     return 0;
+}
+
+static inline int nf_wait_workers(const char *endpoint, const char *service, uint64_t n)
+{
+    return nf_wait_workers_k(endpoint, NULL, service, n);
 }
 
 /* Poll the stats until the workers of `service` hold `n` leases in all (or 5 s). */

@@ -1,7 +1,8 @@
 /* test_net.c - the ZeroMQ wrapper over inproc, ipc (in a temp dir) and tcp loopback:
  * envelopes both ways between ROUTER and DEALER, timeouts, ROUTER_MANDATORY, malformed
- * framing, oversized and undecodable messages, a large message, CURVE with a ZAP allowlist,
- * and closing with messages still queued. */
+ * framing, oversized and undecodable messages, a large message, CURVE with a ZAP allowlist
+ * (replaced while running, failed handshakes counted), and closing with messages still
+ * queued. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -232,6 +233,22 @@ static void test_large_message_tcp(void **state)
     pv_sock_destroy(&router);
 }
 
+/* A DEALER of `net` with `o` connects to `server` and says "hello"; true when the server got it
+ * within wait_ms. The socket is closed before returning, so teardown cannot hang. */
+static bool s_hello(fx_t *fx, pv_net_t *net, pv_sock_t *server, const pv_sock_opts_t *o,
+                    int wait_ms, pv_err_t *sent, pv_err_t *got)
+{
+    pv_errmsg_t em;
+    pv_sock_t *c = NULL;
+    assert_int_equal(pv_sock_new(net, PV_SOCK_DEALER, o, &c, &em), PV_OK);
+    pv_sock_connect(c, pv_sock_endpoint(server), &em);
+    *sent = pv_sock_send(c, NULL, "hello", 5, wait_ms, &em);
+    *got = pv_sock_recv(server, NULL, &fx->buf, wait_ms, &em);
+    bool hello = *got == PV_OK && fx->buf.len == 5 && memcmp(fx->buf.data, "hello", 5) == 0;
+    pv_sock_destroy(&c);
+    return hello;
+}
+
 /* CURVE + ZAP: the admitted client talks; a stranger's key, a wrong server key and a
  * plain-text client never reach the server. */
 static void test_curve_allowlist(void **state)
@@ -273,16 +290,9 @@ static void test_curve_allowlist(void **state)
     };
     pv_err_t sent[4], got[4];
     bool hello[4] = {false};
-    for (size_t i = 0; i < 4; i++) {
-        pv_sock_t *c = NULL;
-        assert_int_equal(pv_sock_new(fx->net, PV_SOCK_DEALER, &clients[i].o, &c, &em), PV_OK);
-        pv_sock_connect(c, pv_sock_endpoint(server), &em);
-        int wait_ms = clients[i].admitted ? 3000 : 300;
-        sent[i] = pv_sock_send(c, NULL, "hello", 5, wait_ms, &em);
-        got[i] = pv_sock_recv(server, NULL, &fx->buf, wait_ms, &em);
-        hello[i] = got[i] == PV_OK && fx->buf.len == 5 && memcmp(fx->buf.data, "hello", 5) == 0;
-        pv_sock_destroy(&c); /* sockets closed before any assert, so teardown cannot hang */
-    }
+    for (size_t i = 0; i < 4; i++)
+        hello[i] = s_hello(fx, fx->net, server, &clients[i].o, clients[i].admitted ? 3000 : 300,
+                           &sent[i], &got[i]);
     pv_sock_destroy(&server);
     for (size_t i = 0; i < 4; i++) {
         if (clients[i].admitted) {
@@ -292,6 +302,77 @@ static void test_curve_allowlist(void **state)
             assert_int_equal(got[i], PV_ERR_TIMEOUT); /* nothing reached the server */
         }
     }
+}
+
+/* Wait up to 2 s until the watch has counted at least `auth` refusals and `failed`
+ * failures; returns the counts. */
+static pv_handshakes_t s_watch_until(pv_handshake_watch_t *w, pv_handshakes_t *acc, uint64_t auth,
+                                     uint64_t failed)
+{
+    for (int i = 0; i < 100 && (acc->auth_refused < auth || acc->failed < failed); i++) {
+        zmq_pollitem_t item = {.socket = pv_handshake_watch_zmq(w), .events = ZMQ_POLLIN};
+        if (zmq_poll(&item, 1, 20) > 0)
+            pv_handshake_watch_read(w, acc);
+    }
+    return *acc;
+}
+
+/* The allowlist can be replaced while the server runs (a key added is admitted, a key
+ * removed is refused on its next connection), and the handshake monitor counts refused
+ * keys apart from protocol failures (no CURVE, wrong server key). */
+static void test_curve_reload_and_watch(void **state)
+{
+    fx_t *fx = *state;
+    char spub[41], ssec[41], apub[41], asec[41], xpub[41], xsec[41];
+    if (pv_net_curve_keypair(spub, ssec) == PV_ERR_UNSUPPORTED)
+        skip();
+    assert_int_equal(pv_net_curve_keypair(apub, asec), PV_OK);
+    assert_int_equal(pv_net_curve_keypair(xpub, xsec), PV_OK);
+    pv_errmsg_t em;
+    pv_net_t *net = NULL; /* its own context: the fixture's has an allowlist already */
+    assert_int_equal(pv_net_new(&net, &em), PV_OK);
+    const char *only_a[] = {apub}, *both[] = {apub, xpub}, *bad[] = {"short"};
+    assert_int_equal(pv_net_allow_update(net, only_a, 1, &em), PV_ERR_STATE);
+    assert_int_equal(pv_net_allow(net, only_a, 1, &em), PV_OK);
+    pv_sock_t *server = NULL;
+    pv_sock_opts_t so = {.curve_secret = ssec};
+    assert_int_equal(pv_sock_new(net, PV_SOCK_ROUTER, &so, &server, &em), PV_OK);
+    pv_handshake_watch_t *w = NULL;
+    assert_int_equal(pv_handshake_watch_new(pv_net_zmq(net), pv_sock_zmq(server), &w, &em), PV_OK);
+    assert_int_equal(pv_sock_bind(server, "tcp://127.0.0.1:*", &em), PV_OK);
+    pv_sock_opts_t a = {.curve_server_key = spub, .curve_public = apub, .curve_secret = asec};
+    pv_sock_opts_t x = {.curve_server_key = spub, .curve_public = xpub, .curve_secret = xsec};
+    pv_sock_opts_t wrong = {.curve_server_key = xpub, .curve_public = apub, .curve_secret = asec};
+    pv_sock_opts_t plain = {0};
+    pv_err_t sent, got;
+    pv_handshakes_t hs = {0};
+    bool x_before = s_hello(fx, net, server, &x, 200, &sent, &got);
+    pv_handshakes_t after_x = s_watch_until(w, &hs, 1, 0);
+    bool wrong_ok = s_hello(fx, net, server, &wrong, 200, &sent, &got);
+    bool plain_ok = s_hello(fx, net, server, &plain, 200, &sent, &got);
+    pv_handshakes_t after_bad = s_watch_until(w, &hs, 1, 2);
+    pv_err_t bad_rc = pv_net_allow_update(net, bad, 1, &em);
+    pv_err_t up_rc = pv_net_allow_update(net, both, 2, &em);
+    bool x_after = s_hello(fx, net, server, &x, 3000, &sent, &got);
+    pv_err_t none_rc = pv_net_allow_update(net, NULL, 0, &em);
+    bool a_removed = s_hello(fx, net, server, &a, 200, &sent, &got);
+    pv_handshakes_t last = s_watch_until(w, &hs, after_bad.auth_refused + 1, 0);
+    pv_handshake_watch_destroy(&w);
+    assert_null(w);
+    pv_sock_destroy(&server);
+    pv_net_destroy(&net);
+    assert_false(x_before);
+    assert_true(after_x.auth_refused >= 1);
+    assert_int_equal(after_x.failed, 0); /* a refused key is not a protocol failure */
+    assert_false(wrong_ok);
+    assert_false(plain_ok);
+    assert_true(after_bad.failed >= 2);
+    assert_int_equal(bad_rc, PV_ERR_INVAL);
+    assert_int_equal(up_rc, PV_OK);
+    assert_true(x_after);
+    assert_int_equal(none_rc, PV_OK);
+    assert_false(a_removed);
+    assert_true(last.auth_refused > after_bad.auth_refused);
 }
 
 /* Closing with messages queued to a peer that stopped reading returns promptly. */
@@ -331,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_bad_input_keeps_socket_usable),
         cmocka_unit_test(test_large_message_tcp),
         cmocka_unit_test(test_curve_allowlist),
+        cmocka_unit_test(test_curve_reload_and_watch),
         cmocka_unit_test(test_close_never_hangs),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);

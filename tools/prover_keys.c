@@ -1,0 +1,205 @@
+/* prover-keys - create and manage the CURVE key folder of broker.curve_dir.
+ *
+ *   prover-keys init DIR [NAME ...] [--force]     server key pair and client key pairs
+ *                                                 (default one client named "client")
+ *   prover-keys add-client DIR NAME [--force]     one more client (or a new pair: rotation)
+ *   prover-keys remove-client DIR NAME            stop admitting NAME (deletes its files)
+ *   prover-keys list DIR                          the server's and admitted clients' keys
+ *
+ * Layout and file formats: common/net/curve_keys.h and docs/broker.md ("Security").
+ * Secret files are written with mode 0600, public ones 0644, DIR itself 0700 (missing
+ * parents are created, as mkdir -p does). Existing key
+ * files are never replaced without --force (nothing is written then). A running broker
+ * takes added or removed clients on SIGHUP. Exit status: 0, 1 on failure, 2 for bad usage.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/net/curve_keys.h"
+
+static int s_usage(FILE *out)
+{
+    fprintf(out, "usage: prover-keys init DIR [NAME ...] [--force]\n"
+                 "       prover-keys add-client DIR NAME [--force]\n"
+                 "       prover-keys remove-client DIR NAME\n"
+                 "       prover-keys list DIR\n"
+                 "Creates the CURVE key folder of broker.curve_dir (docs/broker.md, Security).\n");
+    return out == stdout ? 0 : 2;
+}
+
+static int s_fail(const pv_errmsg_t *em)
+{
+    fprintf(stderr, "prover-keys: %s\n", em->text);
+    return 1;
+}
+
+/* mkdir -p: missing parents get 0755, `path` itself `mode`. */
+static int s_mkdir(const char *path, mode_t mode)
+{
+    char buf[600];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+            fprintf(stderr, "prover-keys: cannot create %s: %s\n", buf, strerror(errno));
+            return 1;
+        }
+        *p = '/';
+    }
+    if (mkdir(path, mode) == 0 || errno == EEXIST)
+        return 0;
+    fprintf(stderr, "prover-keys: cannot create %s: %s\n", path, strerror(errno));
+    return 1;
+}
+
+/* The files of client `name`: DIR/NAME.key and DIR/clients/NAME.pub. */
+static void s_client_paths(const char *dir, const char *name, char *key, char *pub, size_t cap)
+{
+    snprintf(key, cap, "%s/%s.key", dir, name);
+    snprintf(pub, cap, "%s/clients/%s.pub", dir, name);
+}
+
+static int s_exists(const char *path, bool force)
+{
+    if (force || access(path, F_OK) != 0)
+        return 0;
+    fprintf(stderr, "prover-keys: %s exists (use --force to replace it)\n", path);
+    return 1;
+}
+
+/* Write a new pair to `key` (secret) and `pub` (public). */
+static int s_new_pair(const char *key, const char *pub, const char *name, bool force)
+{
+    pv_curve_pair_t pair;
+    pv_errmsg_t em = {{0}};
+    if (pv_curve_new_pair(&pair, &em) != PV_OK ||
+        pv_curve_write_secret(key, &pair, name, force, &em) != PV_OK ||
+        pv_curve_write_public(pub, pair.public_key, name, force, &em) != PV_OK)
+        return s_fail(&em);
+    printf("%s  %s (secret, 0600) %s (public)\n", pair.public_key, key, pub);
+    return 0;
+}
+
+static int s_init(const char *dir, const char *const *names, int n, bool force)
+{
+    char key[600], pub[600], clients[600];
+    const char *dflt = "client";
+    if (n == 0) {
+        names = &dflt;
+        n = 1;
+    }
+    for (int i = 0; i < n; i++)
+        if (!pv_curve_name_ok(names[i])) {
+            fprintf(stderr,
+                    "prover-keys: bad client name '%s' (1..%d of [A-Za-z0-9_.-], not "
+                    "'server')\n",
+                    names[i], PV_CURVE_NAME_MAX);
+            return 2;
+        }
+    /* check everything first: without --force nothing is written when anything exists */
+    snprintf(key, sizeof key, "%s/server.key", dir);
+    snprintf(pub, sizeof pub, "%s/server.pub", dir);
+    int bad = s_exists(key, force) + s_exists(pub, force);
+    for (int i = 0; i < n; i++) {
+        s_client_paths(dir, names[i], key, pub, sizeof key);
+        bad += s_exists(key, force) + s_exists(pub, force);
+    }
+    if (bad)
+        return 1;
+    snprintf(clients, sizeof clients, "%s/clients", dir);
+    if (s_mkdir(dir, 0700) || s_mkdir(clients, 0755))
+        return 1;
+    snprintf(key, sizeof key, "%s/server.key", dir);
+    snprintf(pub, sizeof pub, "%s/server.pub", dir);
+    if (s_new_pair(key, pub, "server", force))
+        return 1;
+    for (int i = 0; i < n; i++) {
+        s_client_paths(dir, names[i], key, pub, sizeof key);
+        if (s_new_pair(key, pub, names[i], force))
+            return 1;
+    }
+    return 0;
+}
+
+static int s_add(const char *dir, const char *name, bool force)
+{
+    char key[600], pub[600], clients[600];
+    if (!pv_curve_name_ok(name)) {
+        fprintf(stderr, "prover-keys: bad client name '%s'\n", name);
+        return 2;
+    }
+    snprintf(clients, sizeof clients, "%s/clients", dir);
+    struct stat st;
+    if (stat(clients, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "prover-keys: %s is not a folder (run prover-keys init %s first)\n",
+                clients, dir);
+        return 1;
+    }
+    s_client_paths(dir, name, key, pub, sizeof key);
+    if (s_exists(key, force) + s_exists(pub, force))
+        return 1;
+    return s_new_pair(key, pub, name, force);
+}
+
+static int s_remove(const char *dir, const char *name)
+{
+    char key[600], pub[600];
+    if (!pv_curve_name_ok(name)) {
+        fprintf(stderr, "prover-keys: bad client name '%s'\n", name);
+        return 2;
+    }
+    s_client_paths(dir, name, key, pub, sizeof key);
+    if (unlink(pub) != 0) {
+        fprintf(stderr, "prover-keys: %s: %s\n", pub, strerror(errno));
+        return 1;
+    }
+    printf("removed %s", pub);
+    if (unlink(key) == 0)
+        printf(" and %s", key);
+    printf("\nsend SIGHUP to prover-broker so new connections with this key are refused\n");
+    return 0;
+}
+
+static int s_list(const char *dir)
+{
+    pv_curve_server_t keys;
+    pv_errmsg_t em = {{0}};
+    if (pv_curve_server_load(dir, &keys, &em) != PV_OK)
+        return s_fail(&em);
+    printf("server  %s\n", keys.pair.public_key);
+    for (size_t i = 0; i < keys.n_clients; i++)
+        printf("client  %s  %s\n", keys.client_keys[i], keys.client_names[i]);
+    pv_curve_server_free(&keys);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *args[64];
+    int n = 0;
+    bool force = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--force") == 0)
+            force = true;
+        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return s_usage(stdout);
+        else if (argv[i][0] == '-' || n == 64)
+            return s_usage(stderr);
+        else
+            args[n++] = argv[i];
+    }
+    if (n >= 2 && strcmp(args[0], "init") == 0)
+        return s_init(args[1], args + 2, n - 2, force);
+    if (n == 3 && strcmp(args[0], "add-client") == 0)
+        return s_add(args[1], args[2], force);
+    if (n == 3 && strcmp(args[0], "remove-client") == 0 && !force)
+        return s_remove(args[1], args[2]);
+    if (n == 2 && strcmp(args[0], "list") == 0 && !force)
+        return s_list(args[1]);
+    return s_usage(stderr);
+}
