@@ -50,6 +50,7 @@ struct pv_bclient {
     pthread_t thread;
     bool started;
     atomic_uint_fast64_t reconnects;
+    atomic_int_fast64_t shutdown_at; /* pv_bclient_now_ms() of a "shutdown" DISCONNECT; 0 = none */
 };
 
 /* Create the client, its context and pipe, and start the agent thread. */

@@ -1,0 +1,244 @@
+/* verifier_main.c - prover-verifier: restores saved environment states and samples
+ * continuations with the current policy (DESIGN.md sections 1 and 2).
+ *
+ * Worker on the broker's "verify" service with one credit. Each lease holds a VERIFY_JOB
+ * (judge/verify_job.h); the ack carries the VERIFY_RESULT back to the judge. Weights come
+ * through pv_weights_in_t: over MPI inside the learner's job, from the broker relay in a pool
+ * started on its own (cluster/add-verifiers), polled between jobs; a job asking for a newer
+ * policy than the verifier holds waits for it (a quarter of the lease at most) and otherwise
+ * runs with what it has, reporting the version used. A malformed job is acked not ok and
+ * counted. Stops on SIGINT/SIGTERM, the learner's stop message, or, outside the learner's
+ * job, once the broker announced its shutdown and none came back within the grace period.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/net/broker_client.h"
+#include "common/role.h"
+#include "judge/role_build.h"
+#include "judge/verify_job.h"
+
+static const char *const s_usage =
+    "usage: prover-verifier [--config FILE] [section.key=value ...]\n"
+    "  Serves the broker's \"verify\" service: restores the state of each verify job and\n"
+    "  samples its k continuations with the current policy. Keys: env.*, policy.*,\n"
+    "  broker.endpoint (docs/config.md). Weights arrive over MPI inside the learner's job,\n"
+    "  else from the broker's relay. Stops on SIGINT/SIGTERM, the learner's stop message,\n"
+    "  or (outside the learner's job) when the broker has shut down for good.\n";
+
+typedef struct counters {
+    uint64_t jobs, malformed, failed, stale, continuations, env_steps, tokens, successes;
+} counters_t;
+
+typedef struct verifier {
+    pv_role_ctx_t rc;
+    pv_env_model_t *model;
+    pv_env_t *env;
+    pv_policy_t *policy;
+    pv_policy_work_t *work;
+    pv_weights_in_t *weights;
+    pv_worker_t *worker;
+    pv_wire_dec_t *dec;
+    pv_arena_t *dec_arena, *view_arena, *arena;
+    pv_wire_buf_t buf;
+    pv_vjob_ctx_t ctx;
+    bool external; /* no learner in this job: weights from the relay */
+    counters_t n;
+} verifier_t;
+
+/* Refuse a job (ack not ok: the judge treats the side as unverified), counted. */
+static void s_nack(verifier_t *V, uint64_t job_id, uint64_t *counter, const char *what,
+                   const char *detail)
+{
+    char why[PV_ERRMSG_MAX + 64];
+    snprintf(why, sizeof why, "%s%s", what, detail);
+    (*counter)++;
+    PV_LOG_WARN("verify job %llu: %s", (unsigned long long)job_id, why);
+    pv_worker_ack(V->worker, job_id, false, why, NULL, 0);
+}
+
+/* One lease: decode, weights, continuations, ack. *stop when the run ended meanwhile. */
+static pv_err_t s_job(verifier_t *V, const pv_lease_t *l, bool *stop)
+{
+    pv_arena_reset(V->dec_arena);
+    pv_errmsg_t em = {{0}};
+    pv_wire_msg_t m;
+    pv_err_t rc = pv_wire_decode(V->dec, l->payload, l->len, V->dec_arena, &m, &em);
+    if (rc == PV_OK && m.type != PV_MSG_VERIFY_JOB)
+        rc = pv_errf(&em, PV_ERR_UNKNOWN_TYPE, "a %s message, not VERIFY_JOB",
+                     pv_wire_type_name(m.type) ? pv_wire_type_name(m.type) : "?");
+    if (rc != PV_OK) {
+        s_nack(V, l->job_id, &V->n.malformed, "malformed: ", em.text);
+        return PV_OK;
+    }
+    const pv_wire_verify_job_t *job = &m.verify_job;
+    if (pv_policy_version(V->policy) < job->policy_version) {
+        int wait = l->lease_ms / 4 < 10000 ? (int)(l->lease_ms / 4) : 10000;
+        rc = pv_weights_in_wait(V->weights, job->policy_version, wait, stop);
+        if (rc == PV_ERR_INTERRUPTED || *stop)
+            return PV_OK; /* not acked: the broker gives the job to another verifier */
+        if (rc == PV_ERR_TIMEOUT) {
+            V->n.stale++;
+            PV_LOG_WARN("verify job %llu wants policy v%llu; running with v%llu",
+                        (unsigned long long)l->job_id, (unsigned long long)job->policy_version,
+                        (unsigned long long)pv_policy_version(V->policy));
+        } else if (rc != PV_OK) {
+            return rc;
+        }
+    }
+    pv_wire_msg_t out = {.type = PV_MSG_VERIFY_RESULT};
+    rc = pv_vjob_run(&V->ctx, job, &out.verify_result, &em);
+    if (rc == PV_OK)
+        rc = pv_wire_encode(&out, NULL, &V->buf, &em);
+    if (rc != PV_OK) {
+        char detail[PV_ERRMSG_MAX + 32];
+        snprintf(detail, sizeof detail, "%s: %s", pv_errname(rc), em.text);
+        s_nack(V, l->job_id, &V->n.failed, "", detail);
+        return PV_OK;
+    }
+    const pv_wire_verify_result_t *r = &out.verify_result;
+    V->n.jobs++;
+    V->n.continuations += r->k;
+    V->n.successes += r->successes;
+    V->n.env_steps += r->env_steps;
+    V->n.tokens += r->policy_tokens;
+    PV_LOG_DEBUG("verify job %llu (group %llu segment %u side %u): %u/%u successes, %llu steps, "
+                 "v%llu, %u ms",
+                 (unsigned long long)job->job_id, (unsigned long long)job->group_id,
+                 job->segment_id, job->side, r->successes, r->k, (unsigned long long)r->env_steps,
+                 (unsigned long long)r->policy_version, r->wall_ms);
+    return pv_worker_ack(V->worker, l->job_id, true, NULL, V->buf.data, V->buf.len);
+}
+
+static void s_summary(const verifier_t *V, double secs, const counters_t *before)
+{
+    const counters_t *n = &V->n;
+    double s = secs > 0 ? secs : 1.0;
+    PV_LOG_INFO("jobs %llu (%.1f/s; %llu malformed, %llu failed, %llu with an older policy)  "
+                "continuations %llu (success %.3f)  env steps %llu (%.0f/s)  tokens %llu  "
+                "policy v%llu",
+                (unsigned long long)n->jobs, (double)(n->jobs - before->jobs) / s,
+                (unsigned long long)n->malformed, (unsigned long long)n->failed,
+                (unsigned long long)n->stale, (unsigned long long)n->continuations,
+                n->continuations ? (double)n->successes / (double)n->continuations : 0.0,
+                (unsigned long long)n->env_steps, (double)(n->env_steps - before->env_steps) / s,
+                (unsigned long long)n->tokens, (unsigned long long)pv_policy_version(V->policy));
+}
+
+static pv_err_t s_setup(verifier_t *V, pv_errmsg_t *em)
+{
+    const pv_config_t *cfg = &V->rc.cfg;
+    pv_err_t rc = pv_role_env_new(cfg, &V->model, &V->env, em);
+    if (rc == PV_OK)
+        rc = pv_role_policy_new(cfg, &V->policy, &V->work, em);
+    if (rc != PV_OK)
+        return rc;
+    if (pv_wire_dec_new(NULL, &V->dec) != PV_OK || pv_arena_new(0, 0, &V->dec_arena) != PV_OK ||
+        pv_arena_new(0, 0, &V->view_arena) != PV_OK || pv_arena_new(0, 0, &V->arena) != PV_OK)
+        return PV_ERR_NOMEM;
+    pv_wire_buf_init(&V->buf, 0);
+    V->external = V->rc.world.learner_rank < 0;
+    V->ctx = (pv_vjob_ctx_t){
+        .model = V->model,
+        .env = V->env,
+        .policy = V->policy,
+        .work = V->work,
+        .view_arena = V->view_arena,
+        .arena = V->arena,
+        .verifier_id = V->external ? (uint32_t)getpid() : (uint32_t)V->rc.world.index,
+    };
+    if ((rc = pv_weights_in_new(&V->rc, V->policy, &V->weights, em)) != PV_OK)
+        return rc == PV_ERR_INVAL ? pv_errf(em, PV_ERR_CONFIG, "broker.endpoint: %s", em->text)
+                                  : rc;
+    pv_bclient_opts_t o;
+    pv_bclient_opts_from_config(&o, cfg);
+    o.role = "verifier";
+    if ((rc = pv_worker_new(&o, "verify", 1, &V->worker, em)) != PV_OK)
+        return rc == PV_ERR_INVAL ? pv_errf(em, PV_ERR_CONFIG, "broker.endpoint: %s", em->text)
+                                  : rc;
+    return PV_OK;
+}
+
+static void s_teardown(verifier_t *V)
+{
+    pv_worker_destroy(&V->worker);
+    pv_weights_in_destroy(&V->weights);
+    pv_wire_buf_free(&V->buf);
+    pv_arena_destroy(&V->arena);
+    pv_arena_destroy(&V->view_arena);
+    pv_arena_destroy(&V->dec_arena);
+    pv_wire_dec_destroy(&V->dec);
+    pv_policy_work_destroy(&V->work);
+    pv_policy_destroy(&V->policy);
+    pv_env_destroy(&V->env);
+    pv_env_model_destroy(&V->model);
+}
+
+/* Serve jobs until a stop. Returns the exit status. */
+static int s_run(verifier_t *V)
+{
+    const pv_config_t *cfg = &V->rc.cfg;
+    /* outside the learner's job: a broker gone this long after announcing its shutdown is
+     * gone for good (a restarted broker answers well within it) */
+    int64_t grace_ms = 5 * cfg->broker.heartbeat_ms * cfg->broker.liveness;
+    uint64_t last = pv_role_mono_ms();
+    counters_t before = V->n;
+    bool stop = false;
+    while (!stop && !pv_role_should_stop(&V->rc)) {
+        pv_err_t rc = pv_weights_in_poll(V->weights, &stop);
+        if (rc != PV_OK) {
+            PV_LOG_ERROR("weights: %s", pv_strerror(rc));
+            return 1;
+        }
+        if (V->external && pv_bclient_shutdown_ms(pv_worker_client(V->worker)) > grace_ms) {
+            PV_LOG_INFO("the broker shut down and has not come back: stopping");
+            break;
+        }
+        pv_lease_t l;
+        rc = pv_worker_recv(V->worker, 200, &l);
+        if (rc == PV_OK)
+            rc = s_job(V, &l, &stop);
+        if (rc != PV_OK && rc != PV_ERR_TIMEOUT) {
+            PV_LOG_ERROR("verify: %s", pv_strerror(rc));
+            return 1;
+        }
+        uint64_t now = pv_role_mono_ms();
+        if (now - last >= 10000) {
+            s_summary(V, (double)(now - last) / 1000.0, &before);
+            before = V->n;
+            last = now;
+        }
+    }
+    s_summary(V, 0, &V->n);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static verifier_t V;
+    pv_errmsg_t em = {{0}};
+    pv_err_t rc = pv_role_start(&V.rc, PV_ROLE_VERIFIER, argc, argv, s_usage, &em);
+    if (rc == PV_ERR_INTERRUPTED)
+        return 0;
+    if (rc != PV_OK) {
+        fprintf(stderr, "prover-verifier: %s\n", em.text[0] ? em.text : pv_strerror(rc));
+        return rc == PV_ERR_MPI ? 1 : 2;
+    }
+    int status;
+    if ((rc = s_setup(&V, &em)) != PV_OK) {
+        PV_LOG_ERROR("start-up: %s", em.text[0] ? em.text : pv_strerror(rc));
+        status = pv_role_exit_status(rc);
+    } else {
+        PV_LOG_INFO("verifier %u: %s, policy %zu parameters, weights %s, broker %s",
+                    V.ctx.verifier_id, pv_env_kind_name(pv_env_model_kind(V.model)),
+                    pv_policy_n_params(V.policy), V.external ? "from the relay" : "over MPI",
+                    V.rc.cfg.broker.endpoint);
+        status = s_run(&V);
+    }
+    s_teardown(&V);
+    pv_world_finalize(&V.rc.world, 5, status);
+    return status;
+}
