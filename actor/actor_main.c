@@ -72,7 +72,7 @@ static pv_err_t s_between(void *user)
     actor_t *A = user;
     pv_err_t rc = pv_weights_in_poll(A->weights, &A->stop);
     if (rc != PV_OK)
-        return rc;
+        return rc; /* PV_ERR_INTERRUPTED (a signal) stops the actor too */
     s_drain(A);
     return A->stop || pv_role_should_stop(&A->rc) ? PV_ERR_INTERRUPTED : PV_OK;
 }

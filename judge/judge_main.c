@@ -40,6 +40,7 @@ typedef struct slot {
     size_t next;       /* next job to submit */
     uint64_t opened_ms;
     pv_arena_t *arena;
+    pv_wire_msg_t msg; /* the decoded ROLLOUT_GROUP (g.wire points here) */
     pv_jgroup_t g;
     pv_wire_buf_t out; /* the encoded CREDITED_GROUP */
 } slot_t;
@@ -113,28 +114,26 @@ static void s_on_lease(judge_t *J, const pv_lease_t *l)
     }
     pv_arena_reset(s->arena);
     pv_errmsg_t em = {{0}};
-    pv_wire_msg_t m;
-    pv_err_t rc = pv_wire_decode(J->dec, l->payload, l->len, s->arena, &m, &em);
-    if (rc == PV_OK && m.type != PV_MSG_ROLLOUT_GROUP)
+    pv_wire_msg_t *m = &s->msg;
+    pv_err_t rc = pv_wire_decode(J->dec, l->payload, l->len, s->arena, m, &em);
+    if (rc == PV_OK && m->type != PV_MSG_ROLLOUT_GROUP)
         rc = pv_errf(&em, PV_ERR_UNKNOWN_TYPE, "a %s message, not ROLLOUT_GROUP",
-                     pv_wire_type_name(m.type) ? pv_wire_type_name(m.type) : "?");
+                     pv_wire_type_name(m->type) ? pv_wire_type_name(m->type) : "?");
     uint64_t now = pv_role_mono_ms();
     if (rc == PV_OK)
-        rc = pv_jgroup_open(&s->g, &J->jo, &m.rollout_group, now, &J->rng, s->arena, &em);
+        rc = pv_jgroup_open(&s->g, &J->jo, &m->rollout_group, now, &J->rng, s->arena, &em);
     if (rc != PV_OK) {
         char why[PV_ERRMSG_MAX + 32];
         snprintf(why, sizeof why, "%s: %s", pv_errname(rc), em.text);
         s_refuse(J, l->job_id, why);
         return;
     }
-    *s = (slot_t){.state = SLOT_VERIFY,
-                  .lease_id = l->job_id,
-                  .leases = 1,
-                  .seq = J->seq++,
-                  .opened_ms = now,
-                  .arena = s->arena,
-                  .g = s->g,
-                  .out = s->out};
+    s->state = SLOT_VERIFY;
+    s->lease_id = l->job_id;
+    s->leases = 1;
+    s->seq = J->seq++;
+    s->next = 0;
+    s->opened_ms = now;
     const pv_jg_stats_t *st = &s->g.st;
     J->n.mixed += s->g.mixed;
     J->n.proposals += st->proposals;
@@ -155,8 +154,8 @@ static void s_submit_jobs(judge_t *J, slot_t *s)
         pv_err_t rc = pv_wire_encode(&m, NULL, &J->buf, &em);
         if (rc == PV_OK)
             rc = pv_producer_submit(J->vprod, "verify", id, true, J->buf.data, J->buf.len, 0);
-        if (rc == PV_ERR_TIMEOUT || rc == PV_ERR_FULL)
-            return; /* the window is full: later */
+        if (rc == PV_ERR_TIMEOUT || rc == PV_ERR_FULL || rc == PV_ERR_INTERRUPTED)
+            return; /* the window is full (or a signal): later */
         if (rc != PV_OK) {
             PV_LOG_WARN("verify job %llu not sent: %s %s", (unsigned long long)id, pv_strerror(rc),
                         em.text);
@@ -256,7 +255,7 @@ static void s_submit_learn(judge_t *J, slot_t *s)
 {
     pv_err_t rc =
         pv_producer_submit(J->lprod, "learn", s->lease_id, false, s->out.data, s->out.len, 0);
-    if (rc == PV_ERR_TIMEOUT || rc == PV_ERR_FULL)
+    if (rc == PV_ERR_TIMEOUT || rc == PV_ERR_FULL || rc == PV_ERR_INTERRUPTED)
         return;
     if (rc != PV_OK) {
         J->n.learn_failed++;
@@ -325,7 +324,7 @@ static pv_err_t s_step(judge_t *J)
         wait = 0;
     }
     if (rc != PV_ERR_TIMEOUT)
-        return rc;
+        return rc; /* PV_ERR_INTERRUPTED: a signal, the caller stops */
     pv_completion_t c;
     wait = verifying ? 20 : 0;
     while (pv_producer_recv(J->vprod, wait, &c) == PV_OK) {
@@ -452,7 +451,9 @@ int main(int argc, char **argv)
                     (unsigned long long)J.jo.verify_budget, J.n_slots, J.rc.cfg.broker.endpoint);
         uint64_t last = pv_role_mono_ms(), groups_before = 0;
         while (!pv_role_should_stop(&J.rc)) {
-            if ((rc = s_step(&J)) != PV_OK) {
+            if ((rc = s_step(&J)) == PV_ERR_INTERRUPTED)
+                break;
+            if (rc != PV_OK) {
                 PV_LOG_ERROR("broker client: %s", pv_strerror(rc));
                 status = 1;
                 break;

@@ -189,6 +189,8 @@ static int s_run(verifier_t *V)
     bool stop = false;
     while (!stop && !pv_role_should_stop(&V->rc)) {
         pv_err_t rc = pv_weights_in_poll(V->weights, &stop);
+        if (rc == PV_ERR_INTERRUPTED)
+            break;
         if (rc != PV_OK) {
             PV_LOG_ERROR("weights: %s", pv_strerror(rc));
             return 1;
@@ -201,6 +203,8 @@ static int s_run(verifier_t *V)
         rc = pv_worker_recv(V->worker, 200, &l);
         if (rc == PV_OK)
             rc = s_job(V, &l, &stop);
+        if (rc == PV_ERR_INTERRUPTED) /* a signal */
+            break;
         if (rc != PV_OK && rc != PV_ERR_TIMEOUT) {
             PV_LOG_ERROR("verify: %s", pv_strerror(rc));
             return 1;

@@ -1,0 +1,357 @@
+/* test_pipeline_net.c - prover-broker, prover-judge and prover-verifier as real processes
+ * (no mpirun: no learner in their world, so the verifier takes weights from the broker's
+ * relay, published here). The test plays the actor (submits a real ALFWorld rollout group to
+ * "judge") and the learner (serves "learn"), and checks:
+ *   - a mixed group comes back as a CREDITED_GROUP whose verified segments carry exactly the
+ *     success rates the same continuations give in this process (same state, history,
+ *     weights and seed), delta = p_after - p_before, no saved states, the cost;
+ *   - malformed groups are refused (their producer told why, the broker counts the failed
+ *     acks) and the judge goes on serving;
+ *   - `kill -9` of the verifier in the middle of a job still completes the group: the broker
+ *     re-queues the job and a second verifier, on the newer weights, finishes it;
+ *   - SIGTERM stops the roles with status 0; a verifier outside the learner's job stops by
+ *     itself once the broker has shut down.
+ * Set PV_ROLES_LOG_DIR to keep the processes' logs. */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "judge/job_ids.h"
+#include "net_fixture.h"
+#include "roles_fixture.h"
+
+#define S_RUN_SEED 11 /* rf_config's run.seed */
+#define S_K        4
+
+/* Start build/bin/<bin> with rf_config, the broker endpoint, fast heartbeats and `extra`
+ * (NULL-terminated). Output goes to $PV_ROLES_LOG_DIR/<name>.log, else nowhere. */
+static pid_t s_spawn(const char *bin, const char *name, const char *endpoint,
+                     const char *const *extra)
+{
+    char path[512], ep[300], log[512];
+    pv_test_bin(bin, path, sizeof path);
+    snprintf(ep, sizeof ep, "broker.endpoint=%s", endpoint);
+    const char *dir = getenv("PV_ROLES_LOG_DIR");
+    if (dir && *dir)
+        snprintf(log, sizeof log, "%s/%s.log", dir, name);
+    else
+        snprintf(log, sizeof log, "/dev/null");
+    const char *argv[40] = {path, ep, "broker.heartbeat_ms=100", "broker.liveness=3",
+                            "run.log_level=debug"};
+    int n = 5;
+    for (int i = 0; rf_config[i]; i++)
+        argv[n++] = rf_config[i];
+    for (int i = 0; extra && extra[i] && n < 39; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execv(path, (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Wait up to timeout_ms for `pid` to exit; its status, or -1 if it is still running. */
+static int s_wait_exit(pid_t pid, int timeout_ms)
+{
+    int64_t end = nf_now_ms() + timeout_ms;
+    int st;
+    while (nf_now_ms() < end) {
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        nf_sleep_ms(20);
+    }
+    return -1;
+}
+
+static const char *const s_prover_args[] = {"prover.k=4", "prover.max_segments=2", NULL};
+
+typedef struct s_fix {
+    rf_world_t w;
+    pv_arena_t *scratch;
+    pv_wire_dec_t *dec;
+    pv_wire_buf_t buf;
+} s_fix_t;
+
+static s_fix_t s_f;
+
+static int s_setup(void **state)
+{
+    s_fix_t *f = &s_f;
+    if (rf_open(&f->w) != 0 || pv_arena_new(0, 0, &f->scratch) != PV_OK ||
+        pv_wire_dec_new(NULL, &f->dec) != PV_OK)
+        return -1;
+    pv_wire_buf_init(&f->buf, 0);
+    *state = f;
+    return 0;
+}
+
+static int s_teardown(void **state)
+{
+    s_fix_t *f = *state;
+    pv_wire_buf_free(&f->buf);
+    pv_wire_dec_destroy(&f->dec);
+    pv_arena_destroy(&f->scratch);
+    rf_close(&f->w);
+    return 0;
+}
+
+/* A mixed group played with the policy stamped `version`, encoded into f->buf. */
+static void s_group(s_fix_t *f, uint64_t version, uint64_t group_id)
+{
+    pv_policy_set_version(f->w.policy, version);
+    assert_true(rf_find_group(&f->w, true, 0) >= 0);
+    pv_arena_reset(f->scratch);
+    assert_int_equal(rf_encode(&f->w, group_id, true, f->scratch, &f->buf), 0);
+}
+
+/* Successes of K continuations from state t of trajectory `traj` with this process's policy,
+ * seeded as the judge seeds verify job (segment, side). */
+static uint32_t s_reference(s_fix_t *f, uint64_t group_id, uint32_t seg, uint8_t side,
+                            uint32_t traj, uint32_t t)
+{
+    pv_rng_t rng;
+    pv_rng_seed(&rng, pv_verify_seed(S_RUN_SEED, group_id, seg, side), 0);
+    pv_rollout_opts_t ro = {.max_steps = pv_env_model_max_steps(f->w.model)};
+    uint32_t wins = 0;
+    pv_arena_t *a;
+    assert_int_equal(pv_arena_new(0, 0, &a), PV_OK);
+    for (int i = 0; i < S_K; i++) {
+        pv_arena_reset(a);
+        bool won = false;
+        pv_cost_t cost = {0};
+        assert_int_equal(pv_rollout_continue(f->w.model, f->w.env, &f->w.trajs[traj], t,
+                                             f->w.policy, f->w.work, &rng, &ro, a, &won, &cost,
+                                             NULL),
+                         PV_OK);
+        wins += won;
+    }
+    pv_arena_destroy(&a);
+    return wins;
+}
+
+/* Serve one "learn" lease: the CREDITED_GROUP of group_id, checked against this process's
+ * own continuations; ack it. Returns the verified segments. */
+static uint32_t s_learn_one(s_fix_t *f, pv_worker_t *learn, uint64_t group_id)
+{
+    pv_lease_t l;
+    assert_int_equal(pv_worker_recv(learn, 15000, &l), PV_OK);
+    assert_int_equal(l.job_id, group_id); /* the learn job id is the judge job id */
+    pv_arena_reset(f->scratch);
+    pv_wire_msg_t m;
+    pv_errmsg_t em = {{0}};
+    assert_int_equal(pv_wire_decode(f->dec, l.payload, l.len, f->scratch, &m, &em), PV_OK);
+    assert_int_equal(m.type, PV_MSG_CREDITED_GROUP);
+    const pv_wire_credited_group_t *c = &m.credited_group;
+    assert_int_equal(c->group.group_id, group_id);
+    assert_int_equal(c->group.n_trajectories, RF_G);
+    assert_string_equal(c->judge, "contrast");
+    assert_true(c->proposals >= 1 && c->n_segments == c->proposals);
+    for (uint32_t i = 0; i < RF_G; i++)
+        for (uint32_t t = 0; t < c->group.trajectories[i].n_steps; t++)
+            assert_int_equal(c->group.trajectories[i].steps[t].state.len, 0);
+    uint32_t verified = 0;
+    for (uint32_t i = 0; i < c->n_segments; i++) {
+        const pv_wire_segment_t *s = &c->segments[i];
+        if (!s->verified)
+            continue;
+        verified++;
+        assert_true(s->p_before >= 0.0f && s->p_before <= 1.0f);
+        assert_true(s->p_after >= 0.0f && s->p_after <= 1.0f);
+        assert_float_equal(s->delta, s->p_after - s->p_before, 1e-6);
+        assert_int_equal(s->k, S_K);
+        const pv_traj_t *tr = &f->w.trajs[s->traj];
+        uint32_t before = s_reference(f, group_id, i, 0, s->traj, s->t0);
+        assert_float_equal(s->p_before, (float)before / S_K, 1e-6);
+        float after = tr->won ? 1.0f : 0.0f;
+        if (s->t1 < tr->n_steps)
+            after = (float)s_reference(f, group_id, i, 1, s->traj, s->t1) / S_K;
+        assert_float_equal(s->p_after, after, 1e-6);
+    }
+    assert_true(c->verify_env_steps > 0);
+    assert_int_equal(pv_worker_ack(learn, l.job_id, true, NULL, NULL, 0), PV_OK);
+    return verified;
+}
+
+static void s_publish(pv_weights_pub_t *pub, const pv_policy_t *p, uint64_t version)
+{
+    assert_int_equal(
+        pv_weights_publish(pub, version, pv_policy_params_const(p), pv_policy_n_params(p)), PV_OK);
+}
+
+static void test_group_verified_end_to_end(void **state)
+{
+    s_fix_t *f = *state;
+    nf_broker_t b;
+    assert_int_equal(nf_broker_start(&b, "tcp://127.0.0.1:*", NULL), 0);
+    pv_bclient_opts_t o = nf_opts(b.endpoint);
+    uint64_t id = pv_actor_job_id(0, 0);
+    s_group(f, 1, id);
+    pv_weights_pub_t *pub;
+    assert_int_equal(pv_weights_pub_new(&o, &pub, NULL), PV_OK);
+    s_publish(pub, f->w.policy, 1);
+    pid_t ver = s_spawn("prover-verifier", "e2e-verifier", b.endpoint, NULL);
+    pid_t judge = s_spawn("prover-judge", "e2e-judge", b.endpoint, s_prover_args);
+    pv_worker_t *learn;
+    pv_producer_t *actor;
+    assert_int_equal(pv_worker_new(&o, "learn", 4, &learn, NULL), PV_OK);
+    assert_int_equal(pv_producer_new(&o, 2, &actor, NULL), PV_OK);
+    assert_int_equal(pv_producer_submit(actor, "judge", id, false, f->buf.data, f->buf.len, 1000),
+                     PV_OK);
+    assert_true(s_learn_one(f, learn, id) >= 1);
+    pv_completion_t c; /* the actor's group is judged only once the learner has it */
+    assert_int_equal(pv_producer_recv(actor, 5000, &c), PV_OK);
+    assert_int_equal(c.job_id, id);
+    assert_true(c.ok);
+    nf_kill(judge, SIGTERM);
+    pv_worker_destroy(&learn);
+    pv_producer_destroy(&actor);
+    pv_weights_pub_destroy(&pub);
+    /* the broker goes: the verifier pool outside the learner's job follows on its own */
+    assert_int_equal(pv_broker_proc_kill(&b, SIGTERM), 0);
+    assert_int_equal(s_wait_exit(ver, 8000), 0);
+}
+
+static void test_malformed_groups_are_counted(void **state)
+{
+    s_fix_t *f = *state;
+    nf_broker_t b;
+    assert_int_equal(nf_broker_start(&b, "tcp://127.0.0.1:*", NULL), 0);
+    pv_bclient_opts_t o = nf_opts(b.endpoint);
+    const char *const grpo[] = {"algorithm.adv_estimator=grpo", NULL};
+    pid_t judge = s_spawn("prover-judge", "bad-judge", b.endpoint, grpo);
+    pv_producer_t *actor;
+    pv_worker_t *learn;
+    assert_int_equal(pv_producer_new(&o, 8, &actor, NULL), PV_OK);
+    assert_int_equal(pv_worker_new(&o, "learn", 1, &learn, NULL), PV_OK);
+    /* 1: not MessagePack; 2: a message of another type; 3: a group with a step whose token
+     * names no candidate */
+    uint8_t junk[64];
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = (uint8_t)(i * 37 + 11);
+    assert_int_equal(pv_producer_submit(actor, "judge", 1, false, junk, sizeof junk, 1000), PV_OK);
+    pv_wire_buf_t other;
+    pv_wire_buf_init(&other, 0);
+    pv_wire_msg_t hb = {.type = PV_MSG_HEARTBEAT};
+    assert_int_equal(pv_wire_encode(&hb, NULL, &other, NULL), PV_OK);
+    assert_int_equal(pv_producer_submit(actor, "judge", 2, false, other.data, other.len, 1000),
+                     PV_OK);
+    s_group(f, 1, 3);
+    pv_group_meta_t meta = {.group_id = 3, .env_name = "alfworld", .kind = PV_ENV_ALFWORLD};
+    pv_wire_msg_t m = {.type = PV_MSG_ROLLOUT_GROUP};
+    assert_int_equal(
+        pv_traj_group_to_wire(f->w.trajs, RF_G, &meta, true, f->scratch, &m.rollout_group, NULL),
+        PV_OK);
+    pv_wire_step_t *st = (pv_wire_step_t *)&m.rollout_group.trajectories[2].steps[1];
+    uint32_t bad = st->n_candidates;
+    st->action_tokens = &bad;
+    assert_int_equal(pv_wire_encode(&m, NULL, &other, NULL), PV_OK);
+    assert_int_equal(pv_producer_submit(actor, "judge", 3, false, other.data, other.len, 1000),
+                     PV_OK);
+    for (int i = 0; i < 3; i++) {
+        pv_completion_t c;
+        assert_int_equal(pv_producer_recv(actor, 5000, &c), PV_OK);
+        assert_false(c.ok);
+        assert_true(c.job_id >= 1 && c.job_id <= 3);
+        if (c.job_id == 3)
+            assert_non_null(strstr(c.error, "trajectory 2 step 1"));
+        else
+            assert_true(strlen(c.error) > 0);
+    }
+    /* the judge is alive and still serving: a good group reaches the learner */
+    s_group(f, 1, 4);
+    assert_int_equal(pv_producer_submit(actor, "judge", 4, false, f->buf.data, f->buf.len, 1000),
+                     PV_OK);
+    pv_lease_t l;
+    assert_int_equal(pv_worker_recv(learn, 10000, &l), PV_OK);
+    pv_arena_reset(f->scratch);
+    assert_int_equal(pv_wire_decode(f->dec, l.payload, l.len, f->scratch, &m, NULL), PV_OK);
+    assert_int_equal(m.type, PV_MSG_CREDITED_GROUP);
+    assert_int_equal(m.credited_group.n_segments, 0); /* grpo: no verification */
+    assert_string_equal(m.credited_group.judge, "none");
+    assert_int_equal(pv_worker_ack(learn, l.job_id, true, NULL, NULL, 0), PV_OK);
+    pv_completion_t c;
+    assert_int_equal(pv_producer_recv(actor, 5000, &c), PV_OK);
+    assert_true(c.ok && c.job_id == 4);
+    pv_broker_stats_t bs = nf_stats(b.endpoint);
+    const pv_service_stats_t *js = nf_service(&bs, "judge");
+    assert_non_null(js);
+    assert_int_equal(js->counter[PV_SVC_acked_failed], 3);
+    assert_int_equal(js->counter[PV_SVC_acked], 4);
+    pv_broker_stats_free(&bs);
+    assert_int_equal(waitpid(judge, NULL, WNOHANG), 0); /* still running */
+    nf_kill(judge, SIGTERM);
+    pv_wire_buf_free(&other);
+    pv_worker_destroy(&learn);
+    pv_producer_destroy(&actor);
+    assert_int_equal(pv_broker_proc_kill(&b, SIGTERM), 0);
+}
+
+static void test_verifier_killed_mid_job(void **state)
+{
+    s_fix_t *f = *state;
+    nf_broker_t b;
+    assert_int_equal(nf_broker_start(&b, "tcp://127.0.0.1:*", NULL), 0);
+    pv_bclient_opts_t o = nf_opts(b.endpoint);
+    uint64_t id = pv_actor_job_id(1, 0);
+    s_group(f, 2, id); /* played by version 2, which the relay does not have yet */
+    pv_weights_pub_t *pub;
+    assert_int_equal(pv_weights_pub_new(&o, &pub, NULL), PV_OK);
+    s_publish(pub, f->w.policy, 1);
+    pid_t v1 = s_spawn("prover-verifier", "kill-verifier1", b.endpoint, NULL);
+    pid_t judge = s_spawn("prover-judge", "kill-judge", b.endpoint, s_prover_args);
+    pv_worker_t *learn;
+    pv_producer_t *actor;
+    assert_int_equal(pv_worker_new(&o, "learn", 4, &learn, NULL), PV_OK);
+    assert_int_equal(pv_producer_new(&o, 2, &actor, NULL), PV_OK);
+    assert_int_equal(pv_producer_submit(actor, "judge", id, false, f->buf.data, f->buf.len, 1000),
+                     PV_OK);
+    /* the verifier holds a job and waits for version 2: kill it there */
+    assert_true(nf_wait_inflight(b.endpoint, "verify", 1));
+    nf_kill(v1, SIGKILL);
+    float *w = pv_policy_params(f->w.policy); /* version 2: other weights */
+    for (size_t i = 0; i < pv_policy_n_params(f->w.policy); i += 5)
+        w[i] *= 1.5f;
+    s_publish(pub, f->w.policy, 2);
+    pid_t v2 = s_spawn("prover-verifier", "kill-verifier2", b.endpoint, NULL);
+    /* checked against this process's continuations with version 2's weights */
+    assert_true(s_learn_one(f, learn, id) >= 1);
+    pv_completion_t c;
+    assert_int_equal(pv_producer_recv(actor, 5000, &c), PV_OK);
+    assert_true(c.ok && c.job_id == id);
+    pv_broker_stats_t bs = nf_stats(b.endpoint);
+    const pv_service_stats_t *vs = nf_service(&bs, "verify");
+    assert_non_null(vs);
+    assert_true(vs->counter[PV_SVC_requeued] >= 1);
+    assert_int_equal(vs->counter[PV_SVC_acked_failed], 0);
+    pv_broker_stats_free(&bs);
+    nf_kill(v2, SIGTERM);
+    nf_kill(judge, SIGTERM);
+    pv_worker_destroy(&learn);
+    pv_producer_destroy(&actor);
+    pv_weights_pub_destroy(&pub);
+    assert_int_equal(pv_broker_proc_kill(&b, SIGTERM), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_group_verified_end_to_end),
+        cmocka_unit_test(test_malformed_groups_are_counted),
+        cmocka_unit_test(test_verifier_killed_mid_job),
+    };
+    return cmocka_run_group_tests(tests, s_setup, s_teardown);
+}
