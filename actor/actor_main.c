@@ -201,8 +201,8 @@ static int s_run(actor_t *A)
     const pv_config_t *cfg = &A->rc.cfg;
     uint32_t G = (uint32_t)cfg->actor.group_size;
     pv_err_t rc = s_wait_first_weights(A);
-    uint64_t last = pv_role_mono_ms();
-    counters_t before = A->n;
+    uint64_t start = pv_role_mono_ms(), last = start;
+    counters_t before = A->n, zero = {0};
     pv_errmsg_t em = {{0}};
     for (uint64_t seq = 0; rc == PV_OK; seq++) {
         pv_task_t task = pv_actor_task(&A->sched, seq);
@@ -235,7 +235,7 @@ static int s_run(actor_t *A)
             last = now;
         }
     }
-    s_summary(A, 0, &A->n);
+    s_summary(A, (double)(pv_role_mono_ms() - start) / 1000.0, &zero); /* the whole run */
     if (rc == PV_ERR_INTERRUPTED)
         return 0;
     PV_LOG_ERROR("actor: %s%s%s", pv_strerror(rc), em.text[0] ? ": " : "", em.text);

@@ -12,70 +12,19 @@
  *   - SIGTERM stops the roles with status 0; a verifier outside the learner's job stops by
  *     itself once the broker has shut down.
  * Set PV_ROLES_LOG_DIR to keep the processes' logs. */
-#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include <cmocka.h>
 
 #include "judge/job_ids.h"
-#include "net_fixture.h"
-#include "roles_fixture.h"
+#include "roles_proc.h"
 
 #define S_RUN_SEED 11 /* rf_config's run.seed */
 #define S_K        4
-
-/* Start build/bin/<bin> with rf_config, the broker endpoint, fast heartbeats and `extra`
- * (NULL-terminated). Output goes to $PV_ROLES_LOG_DIR/<name>.log, else nowhere. */
-static pid_t s_spawn(const char *bin, const char *name, const char *endpoint,
-                     const char *const *extra)
-{
-    char path[512], ep[300], log[512];
-    pv_test_bin(bin, path, sizeof path);
-    snprintf(ep, sizeof ep, "broker.endpoint=%s", endpoint);
-    const char *dir = getenv("PV_ROLES_LOG_DIR");
-    if (dir && *dir)
-        snprintf(log, sizeof log, "%s/%s.log", dir, name);
-    else
-        snprintf(log, sizeof log, "/dev/null");
-    const char *argv[40] = {path, ep, "broker.heartbeat_ms=100", "broker.liveness=3",
-                            "run.log_level=debug"};
-    int n = 5;
-    for (int i = 0; rf_config[i]; i++)
-        argv[n++] = rf_config[i];
-    for (int i = 0; extra && extra[i] && n < 39; i++)
-        argv[n++] = extra[i];
-    argv[n] = NULL;
-    pid_t pid = fork();
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
-        execv(path, (char *const *)argv);
-        _exit(127);
-    }
-    return pid;
-}
-
-/* Wait up to timeout_ms for `pid` to exit; its status, or -1 if it is still running. */
-static int s_wait_exit(pid_t pid, int timeout_ms)
-{
-    int64_t end = nf_now_ms() + timeout_ms;
-    int st;
-    while (nf_now_ms() < end) {
-        if (waitpid(pid, &st, WNOHANG) == pid)
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        nf_sleep_ms(20);
-    }
-    return -1;
-}
 
 static const char *const s_prover_args[] = {"prover.k=4", "prover.max_segments=2", NULL};
 
@@ -203,8 +152,8 @@ static void test_group_verified_end_to_end(void **state)
     pv_weights_pub_t *pub;
     assert_int_equal(pv_weights_pub_new(&o, &pub, NULL), PV_OK);
     s_publish(pub, f->w.policy, 1);
-    pid_t ver = s_spawn("prover-verifier", "e2e-verifier", b.endpoint, NULL);
-    pid_t judge = s_spawn("prover-judge", "e2e-judge", b.endpoint, s_prover_args);
+    pid_t ver = rp_spawn("prover-verifier", "e2e-verifier", b.endpoint, NULL);
+    pid_t judge = rp_spawn("prover-judge", "e2e-judge", b.endpoint, s_prover_args);
     pv_worker_t *learn;
     pv_producer_t *actor;
     assert_int_equal(pv_worker_new(&o, "learn", 4, &learn, NULL), PV_OK);
@@ -222,7 +171,7 @@ static void test_group_verified_end_to_end(void **state)
     pv_weights_pub_destroy(&pub);
     /* the broker goes: the verifier pool outside the learner's job follows on its own */
     assert_int_equal(pv_broker_proc_kill(&b, SIGTERM), 0);
-    assert_int_equal(s_wait_exit(ver, 8000), 0);
+    assert_int_equal(rp_wait_exit(ver, 8000), 0);
 }
 
 static void test_malformed_groups_are_counted(void **state)
@@ -232,7 +181,7 @@ static void test_malformed_groups_are_counted(void **state)
     assert_int_equal(nf_broker_start(&b, "tcp://127.0.0.1:*", NULL), 0);
     pv_bclient_opts_t o = nf_opts(b.endpoint);
     const char *const grpo[] = {"algorithm.adv_estimator=grpo", NULL};
-    pid_t judge = s_spawn("prover-judge", "bad-judge", b.endpoint, grpo);
+    pid_t judge = rp_spawn("prover-judge", "bad-judge", b.endpoint, grpo);
     pv_producer_t *actor;
     pv_worker_t *learn;
     assert_int_equal(pv_producer_new(&o, 8, &actor, NULL), PV_OK);
@@ -311,8 +260,8 @@ static void test_verifier_killed_mid_job(void **state)
     pv_weights_pub_t *pub;
     assert_int_equal(pv_weights_pub_new(&o, &pub, NULL), PV_OK);
     s_publish(pub, f->w.policy, 1);
-    pid_t v1 = s_spawn("prover-verifier", "kill-verifier1", b.endpoint, NULL);
-    pid_t judge = s_spawn("prover-judge", "kill-judge", b.endpoint, s_prover_args);
+    pid_t v1 = rp_spawn("prover-verifier", "kill-verifier1", b.endpoint, NULL);
+    pid_t judge = rp_spawn("prover-judge", "kill-judge", b.endpoint, s_prover_args);
     pv_worker_t *learn;
     pv_producer_t *actor;
     assert_int_equal(pv_worker_new(&o, "learn", 4, &learn, NULL), PV_OK);
@@ -326,7 +275,7 @@ static void test_verifier_killed_mid_job(void **state)
     for (size_t i = 0; i < pv_policy_n_params(f->w.policy); i += 5)
         w[i] *= 1.5f;
     s_publish(pub, f->w.policy, 2);
-    pid_t v2 = s_spawn("prover-verifier", "kill-verifier2", b.endpoint, NULL);
+    pid_t v2 = rp_spawn("prover-verifier", "kill-verifier2", b.endpoint, NULL);
     /* checked against this process's continuations with version 2's weights */
     assert_true(s_learn_one(f, learn, id) >= 1);
     pv_completion_t c;
