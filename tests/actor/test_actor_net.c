@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "judge/job_ids.h"
+#include "net_fixture.h"
 #include "roles_proc.h"
 
 enum { G = 4, HELD = 2 /* actor.window */ };

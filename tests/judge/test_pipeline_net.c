@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "judge/job_ids.h"
+#include "net_fixture.h"
 #include "roles_proc.h"
 
 #define S_RUN_SEED 11 /* rf_config's run.seed */

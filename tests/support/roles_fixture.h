@@ -72,25 +72,34 @@ static inline bool rf_mixed(const rf_world_t *w)
     return wins > 0 && wins < RF_G;
 }
 
-/* Play groups of RF_G (states saved, steps stamped with the policy's version) on training
- * tasks first_task, first_task + 1, ... until one is mixed (or, want_mixed false, one without
- * a success). Returns the task id, or -1 after 200 tasks. */
-static inline int64_t rf_find_group(rf_world_t *w, bool want_mixed, uint64_t first_task)
+/* Play one group of RF_G on training task `id` (states saved, steps stamped with the
+ * policy's version). Returns 0, or -1 when an episode fails. */
+static inline int rf_play_group(rf_world_t *w, uint64_t id)
 {
     pv_rollout_opts_t ro = {.save_states = true};
+    pv_arena_reset(w->arena);
+    w->task = (pv_task_t){PV_SPLIT_TRAIN, id, pv_rng_mix((uint64_t)w->cfg.run.seed, id)};
+    pv_rng_t rng;
+    pv_rng_seed(&rng, 5, id);
+    for (int i = 0; i < RF_G; i++) {
+        pv_cost_t cost = {0};
+        if (pv_rollout_episode(w->model, w->env, &w->task, w->policy, w->work, &rng, &ro,
+                               (int64_t)id, w->arena, &w->trajs[i], &cost, NULL) != PV_OK)
+            return -1;
+    }
+    return 0;
+}
+
+/* Play groups on tasks first_task, first_task + 1, ... until one is mixed (or, want_mixed
+ * false, one without a success). Returns the task id, or -1 after 200 tasks. */
+static inline int64_t rf_find_group(rf_world_t *w, bool want_mixed, uint64_t first_task)
+{
     for (uint64_t id = first_task; id < first_task + 200; id++) {
-        pv_arena_reset(w->arena);
-        w->task = (pv_task_t){PV_SPLIT_TRAIN, id, pv_rng_mix((uint64_t)w->cfg.run.seed, id)};
-        pv_rng_t rng;
-        pv_rng_seed(&rng, 5, id);
+        if (rf_play_group(w, id) != 0)
+            return -1;
         int wins = 0;
-        for (int i = 0; i < RF_G; i++) {
-            pv_cost_t cost = {0};
-            if (pv_rollout_episode(w->model, w->env, &w->task, w->policy, w->work, &rng, &ro,
-                                   (int64_t)id, w->arena, &w->trajs[i], &cost, NULL) != PV_OK)
-                return -1;
+        for (int i = 0; i < RF_G; i++)
             wins += w->trajs[i].won;
-        }
         if (want_mixed ? rf_mixed(w) : wins == 0)
             return (int64_t)id;
     }

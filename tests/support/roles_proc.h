@@ -1,14 +1,26 @@
-/* roles_proc.h - start prover role processes for the multi-process tests (header-only),
- * with the configuration of roles_fixture.h and the broker fixture of tests/broker. */
+/* roles_proc.h - start prover role processes for the multi-process tests and the roles
+ * benchmark (header-only), with the configuration of roles_fixture.h. */
 #ifndef PV_TEST_ROLES_PROC_H
 #define PV_TEST_ROLES_PROC_H
 
 #include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
-#include "net_fixture.h"
+#include "pv_test.h"
 #include "roles_fixture.h"
+
+static inline int64_t rp_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /* Start build/bin/<bin> with rf_config, the broker endpoint, fast heartbeats and `extra`
  * (NULL-terminated). Output goes to $PV_ROLES_LOG_DIR/<name>.log, else nowhere. */
@@ -48,12 +60,13 @@ static inline pid_t rp_spawn(const char *bin, const char *name, const char *endp
 /* Wait up to timeout_ms for `pid` to exit; its status, or -1 if it is still running. */
 static inline int rp_wait_exit(pid_t pid, int timeout_ms)
 {
-    int64_t end = nf_now_ms() + timeout_ms;
+    int64_t end = rp_now_ms() + timeout_ms;
     int st;
-    while (nf_now_ms() < end) {
+    while (rp_now_ms() < end) {
         if (waitpid(pid, &st, WNOHANG) == pid)
             return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        nf_sleep_ms(20);
+        struct timespec ts = {0, 20000000L};
+        nanosleep(&ts, NULL);
     }
     return -1;
 }
