@@ -84,7 +84,8 @@
     B(prover, verify_failures, false,                                                              \
       "Also verify segments proposed from failed trajectories when sign = positive.")              \
     I(prover, verify_timeout_ms, 60000, 100, 86400000,                                             \
-      "A group's verification ends after this; unfinished segments go out unverified.")            \
+      "A group's verification ends after this (at most 3/4 of broker.lease_ms); unfinished "       \
+      "segments go out unverified.")                                                               \
     I(prover, judge_capacity, 4, 1, 4096, "Groups one prover-judge works on at once.")
 
 #define PV_CONFIG_learner(I, F, B, S, E)                                                           \

@@ -4,11 +4,11 @@
  * Broker roles: worker on "judge" (capacity prover.judge_capacity groups), producer on
  * "verify" (VERIFY_JOB, want_reply: the reply is the VERIFY_RESULT) and on "learn"
  * (CREDITED_GROUP). Per group (judge/judge_group.h): decode, propose and budget, one
- * VERIFY_JOB per side, collect the results until all are in or prover.verify_timeout_ms,
- * then the CREDITED_GROUP; the "judge" lease is acked only once the "learn" job completed,
- * so a judge that dies loses nothing (the broker hands the group to another judge, and the
- * learn job id = the judge job id keeps the learner from seeing it twice).
- * The loop blocks in the broker clients with short timeouts, never spins.
+ * VERIFY_JOB per side, collect the results until all are in or prover.verify_timeout_ms
+ * (at most 3/4 of the group's lease, broker.lease_ms), then the CREDITED_GROUP; the "judge" lease
+ * is acked only once the "learn" job completed, so a judge that dies loses nothing (the broker
+ * hands the group to another judge, and the learn job id = the judge job id keeps the learner from
+ * seeing it twice). The loop blocks in the broker clients with short timeouts, never spins.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +128,10 @@ static void s_on_lease(judge_t *J, const pv_lease_t *l)
         s_refuse(J, l->job_id, why);
         return;
     }
+    /* finish well within the lease, or the broker hands the group to another judge */
+    uint64_t lease_end = now + (uint64_t)l->lease_ms * 3u / 4u;
+    if (l->lease_ms > 0 && lease_end < s->g.deadline_ms)
+        s->g.deadline_ms = lease_end;
     s->state = SLOT_VERIFY;
     s->lease_id = l->job_id;
     s->leases = 1;

@@ -9,6 +9,7 @@
  *     acks) and the judge goes on serving;
  *   - `kill -9` of the verifier in the middle of a job still completes the group: the broker
  *     re-queues the job and a second verifier, on the newer weights, finishes it;
+ *   - without any verifier the group still reaches the learner at its deadline, unverified;
  *   - SIGTERM stops the roles with status 0; a verifier outside the learner's job stops by
  *     itself once the broker has shut down.
  * Set PV_ROLES_LOG_DIR to keep the processes' logs. */
@@ -296,12 +297,51 @@ static void test_verifier_killed_mid_job(void **state)
     assert_int_equal(pv_broker_proc_kill(&b, SIGTERM), 0);
 }
 
+/* No verifier at all: the group still reaches the learner at its deadline, unverified. */
+static void test_deadline_without_verifiers(void **state)
+{
+    s_fix_t *f = *state;
+    nf_broker_t b;
+    assert_int_equal(nf_broker_start(&b, "tcp://127.0.0.1:*", NULL), 0);
+    pv_bclient_opts_t o = nf_opts(b.endpoint);
+    const char *const args[] = {"prover.k=4", "prover.verify_timeout_ms=500", NULL};
+    pid_t judge = rp_spawn("prover-judge", "deadline-judge", b.endpoint, args);
+    pv_worker_t *learn;
+    pv_producer_t *actor;
+    assert_int_equal(pv_worker_new(&o, "learn", 1, &learn, NULL), PV_OK);
+    assert_int_equal(pv_producer_new(&o, 2, &actor, NULL), PV_OK);
+    s_group(f, 1, 9);
+    int64_t t0 = nf_now_ms();
+    assert_int_equal(pv_producer_submit(actor, "judge", 9, false, f->buf.data, f->buf.len, 1000),
+                     PV_OK);
+    pv_lease_t l;
+    assert_int_equal(pv_worker_recv(learn, 10000, &l), PV_OK);
+    assert_true(nf_now_ms() - t0 >= 450);
+    pv_arena_reset(f->scratch);
+    pv_wire_msg_t m;
+    assert_int_equal(pv_wire_decode(f->dec, l.payload, l.len, f->scratch, &m, NULL), PV_OK);
+    const pv_wire_credited_group_t *c = &m.credited_group;
+    assert_true(c->n_segments >= 1);
+    for (uint32_t i = 0; i < c->n_segments; i++)
+        assert_false(c->segments[i].verified);
+    assert_int_equal(c->verify_env_steps, 0);
+    assert_int_equal(pv_worker_ack(learn, l.job_id, true, NULL, NULL, 0), PV_OK);
+    pv_completion_t done;
+    assert_int_equal(pv_producer_recv(actor, 5000, &done), PV_OK);
+    assert_true(done.ok);
+    nf_kill(judge, SIGTERM);
+    pv_worker_destroy(&learn);
+    pv_producer_destroy(&actor);
+    assert_int_equal(pv_broker_proc_kill(&b, SIGTERM), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_group_verified_end_to_end),
         cmocka_unit_test(test_malformed_groups_are_counted),
         cmocka_unit_test(test_verifier_killed_mid_job),
+        cmocka_unit_test(test_deadline_without_verifiers),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);
 }
