@@ -36,11 +36,7 @@ typedef struct counters {
 
 typedef struct actor {
     pv_role_ctx_t rc;
-    pv_env_model_t *model;
-    pv_env_t *env;
-    pv_policy_t *policy;
-    pv_policy_work_t *work;
-    pv_weights_in_t *weights;
+    pv_role_kit_t k; /* environment, policy, weights in */
     pv_producer_t *prod;
     pv_arena_t *arena, *wire_arena;
     pv_wire_buf_t buf;
@@ -70,7 +66,7 @@ static void s_drain(actor_t *A)
 static pv_err_t s_between(void *user)
 {
     actor_t *A = user;
-    pv_err_t rc = pv_weights_in_poll(A->weights, &A->stop);
+    pv_err_t rc = pv_weights_in_poll(A->k.weights, &A->stop);
     if (rc != PV_OK)
         return rc; /* PV_ERR_INTERRUPTED (a signal) stops the actor too */
     s_drain(A);
@@ -109,11 +105,12 @@ static void s_summary(const actor_t *A, double secs, const counters_t *before)
                 (unsigned long long)n->refused, (unsigned long long)n->episodes,
                 eps ? (double)(n->wins - before->wins) / (double)eps : 0.0,
                 (double)(n->env_steps - before->env_steps) / s,
-                (unsigned long long)pv_policy_version(A->policy));
+                (unsigned long long)pv_policy_version(A->k.policy));
 }
 
-static pv_err_t s_setup(actor_t *A, pv_errmsg_t *em)
+static pv_err_t s_setup(void *self, pv_errmsg_t *em)
 {
+    actor_t *A = self;
     const pv_config_t *cfg = &A->rc.cfg;
     double temp = cfg->actor.temperature;
     if (temp != 0.0 && temp != 1.0)
@@ -124,9 +121,7 @@ static pv_err_t s_setup(actor_t *A, pv_errmsg_t *em)
     if (A->rc.world.index > (int)PV_ACTOR_MAX_INDEX)
         return pv_errf(em, PV_ERR_CONFIG, "cluster.actors: at most %u actors",
                        PV_ACTOR_MAX_INDEX + 1);
-    pv_err_t rc = pv_role_env_new(cfg, &A->model, &A->env, em);
-    if (rc == PV_OK)
-        rc = pv_role_policy_new(cfg, &A->policy, &A->work, em);
+    pv_err_t rc = pv_role_kit_new(&A->rc, &A->k, em);
     if (rc != PV_OK)
         return rc;
     uint32_t G = (uint32_t)cfg->actor.group_size;
@@ -139,50 +134,41 @@ static pv_err_t s_setup(actor_t *A, pv_errmsg_t *em)
     int count = A->rc.world.count[PV_ROLE_ACTOR];
     A->sched = (pv_actor_sched_t){.index = index,
                                   .count = count > 0 ? (uint32_t)count : 1u,
-                                  .n_tasks = pv_env_model_n_tasks(A->model, PV_SPLIT_TRAIN),
+                                  .n_tasks = pv_env_model_n_tasks(A->k.model, PV_SPLIT_TRAIN),
                                   .run_seed = (uint64_t)cfg->run.seed};
     pv_rng_seed(&A->rng, pv_rng_mix((uint64_t)cfg->run.seed, 0x6163746f72u /* "actor" */), index);
-    A->ctx = (pv_actor_ctx_t){.model = A->model,
-                              .env = A->env,
-                              .policy = A->policy,
-                              .work = A->work,
+    A->ctx = (pv_actor_ctx_t){.model = A->k.model,
+                              .env = A->k.env,
+                              .policy = A->k.policy,
+                              .work = A->k.work,
                               .rng = temp == 0.0 ? NULL : &A->rng,
                               .arena = A->arena,
                               .save_states = strcmp(cfg->algorithm.adv_estimator, "prover") == 0,
                               .between = s_between,
                               .user = A};
-    if ((rc = pv_weights_in_new(&A->rc, A->policy, &A->weights, em)) != PV_OK)
-        return rc == PV_ERR_INVAL ? pv_errf(em, PV_ERR_CONFIG, "broker.endpoint: %s", em->text)
-                                  : rc;
     pv_bclient_opts_t o;
     pv_bclient_opts_from_config(&o, cfg);
     o.role = "actor";
-    if ((rc = pv_producer_new(&o, (uint32_t)cfg->actor.window, &A->prod, em)) != PV_OK)
-        return rc == PV_ERR_INVAL ? pv_errf(em, PV_ERR_CONFIG, "broker.endpoint: %s", em->text)
-                                  : rc;
-    return PV_OK;
+    return pv_role_broker_err(pv_producer_new(&o, (uint32_t)cfg->actor.window, &A->prod, em), em);
 }
 
-static void s_teardown(actor_t *A)
+static void s_teardown(void *self)
 {
+    actor_t *A = self;
     pv_producer_destroy(&A->prod);
-    pv_weights_in_destroy(&A->weights);
     pv_wire_buf_free(&A->buf);
     pv_arena_destroy(&A->wire_arena);
     pv_arena_destroy(&A->arena);
     free(A->trajs);
-    pv_policy_work_destroy(&A->work);
-    pv_policy_destroy(&A->policy);
-    pv_env_destroy(&A->env);
-    pv_env_model_destroy(&A->model);
+    pv_role_kit_free(&A->k);
 }
 
 /* Wait for the learner's first weights. PV_ERR_INTERRUPTED on a stop. */
 static pv_err_t s_wait_first_weights(actor_t *A)
 {
     uint64_t since = pv_role_mono_ms();
-    while (pv_policy_version(A->policy) < 1) {
-        pv_err_t rc = pv_weights_in_wait(A->weights, 1, 1000, &A->stop);
+    while (pv_policy_version(A->k.policy) < 1) {
+        pv_err_t rc = pv_weights_in_wait(A->k.weights, 1, 1000, &A->stop);
         if (A->stop || pv_role_should_stop(&A->rc) || rc == PV_ERR_INTERRUPTED)
             return PV_ERR_INTERRUPTED;
         if (rc != PV_OK && rc != PV_ERR_TIMEOUT)
@@ -196,8 +182,13 @@ static pv_err_t s_wait_first_weights(actor_t *A)
 }
 
 /* Play and submit groups until a stop. Returns the exit status. */
-static int s_run(actor_t *A)
+static int s_run(void *self)
 {
+    actor_t *A = self;
+    PV_LOG_INFO("actor %u of %u: %s, G %lld, %s, window %lld, broker %s", A->sched.index,
+                A->sched.count, pv_env_kind_name(pv_env_model_kind(A->k.model)),
+                (long long)A->rc.cfg.actor.group_size, A->ctx.rng ? "sampling" : "greedy",
+                (long long)A->rc.cfg.actor.window, A->rc.cfg.broker.endpoint);
     const pv_config_t *cfg = &A->rc.cfg;
     uint32_t G = (uint32_t)cfg->actor.group_size;
     pv_err_t rc = s_wait_first_weights(A);
@@ -217,7 +208,7 @@ static int s_run(actor_t *A)
         A->n.env_steps += cost.env_steps;
         pv_group_meta_t meta = {.group_id = id,
                                 .actor_id = A->sched.index,
-                                .kind = pv_env_model_kind(A->model),
+                                .kind = pv_env_model_kind(A->k.model),
                                 .env_name = cfg->env.name,
                                 .task = task,
                                 .created_unix_ms = pv_role_unix_ms()};
@@ -245,26 +236,7 @@ static int s_run(actor_t *A)
 int main(int argc, char **argv)
 {
     static actor_t A;
-    pv_errmsg_t em = {{0}};
-    pv_err_t rc = pv_role_start(&A.rc, PV_ROLE_ACTOR, argc, argv, s_usage, &em);
-    if (rc == PV_ERR_INTERRUPTED)
-        return 0;
-    if (rc != PV_OK) {
-        fprintf(stderr, "prover-actor: %s\n", em.text[0] ? em.text : pv_strerror(rc));
-        return rc == PV_ERR_MPI ? 1 : 2;
-    }
-    int status;
-    if ((rc = s_setup(&A, &em)) != PV_OK) {
-        PV_LOG_ERROR("start-up: %s", em.text[0] ? em.text : pv_strerror(rc));
-        status = pv_role_exit_status(rc);
-    } else {
-        PV_LOG_INFO("actor %u of %u: %s, G %lld, %s, window %lld, broker %s", A.sched.index,
-                    A.sched.count, pv_env_kind_name(pv_env_model_kind(A.model)),
-                    (long long)A.rc.cfg.actor.group_size, A.ctx.rng ? "sampling" : "greedy",
-                    (long long)A.rc.cfg.actor.window, A.rc.cfg.broker.endpoint);
-        status = s_run(&A);
-    }
-    s_teardown(&A);
-    pv_world_finalize(&A.rc.world, 5, status);
-    return status;
+    static const pv_role_main_t m = {"prover-actor", PV_ROLE_ACTOR, s_usage,
+                                     s_setup,        s_run,         s_teardown};
+    return pv_role_main(&m, &A.rc, &A, argc, argv);
 }

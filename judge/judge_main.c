@@ -368,8 +368,9 @@ static pv_err_t s_step(judge_t *J)
 
 /* ---- set-up ------------------------------------------------------------------------- */
 
-static pv_err_t s_setup(judge_t *J, pv_errmsg_t *em)
+static pv_err_t s_setup(void *self, pv_errmsg_t *em)
 {
+    judge_t *J = self;
     const pv_config_t *cfg = &J->rc.cfg;
     pv_judge_kind_t kind;
     if (pv_judge_kind_parse(cfg->prover.judge, &kind) != PV_OK)
@@ -408,16 +409,15 @@ static pv_err_t s_setup(judge_t *J, pv_errmsg_t *em)
     o.role = "judge";
     uint32_t window = J->n_slots * 2u * (uint32_t)cfg->prover.max_segments;
     window = window < 16 ? 16 : window > 4096 ? 4096 : window;
-    if ((rc = pv_worker_new(&o, "judge", J->n_slots, &J->worker, em)) != PV_OK ||
-        (rc = pv_producer_new(&o, window, &J->vprod, em)) != PV_OK ||
-        (rc = pv_producer_new(&o, J->n_slots, &J->lprod, em)) != PV_OK)
-        return rc == PV_ERR_INVAL ? pv_errf(em, PV_ERR_CONFIG, "broker.endpoint: %s", em->text)
-                                  : rc;
-    return PV_OK;
+    if ((rc = pv_worker_new(&o, "judge", J->n_slots, &J->worker, em)) == PV_OK &&
+        (rc = pv_producer_new(&o, window, &J->vprod, em)) == PV_OK)
+        rc = pv_producer_new(&o, J->n_slots, &J->lprod, em);
+    return pv_role_broker_err(rc, em);
 }
 
-static void s_teardown(judge_t *J)
+static void s_teardown(void *self)
 {
+    judge_t *J = self;
     pv_worker_destroy(&J->worker); /* first: our unfinished groups go back to the queue */
     pv_producer_destroy(&J->vprod);
     pv_producer_destroy(&J->lprod);
@@ -433,45 +433,40 @@ static void s_teardown(judge_t *J)
     pv_env_model_destroy(&J->model);
 }
 
+/* Judge groups until a stop. Returns the exit status. */
+static int s_run(void *self)
+{
+    judge_t *J = self;
+    PV_LOG_INFO("judge %s (estimator %s): k %u, max_segments %u, budget %llu steps, %u groups "
+                "at once, broker %s",
+                J->judge_name, J->rc.cfg.algorithm.adv_estimator, J->jo.k, J->jo.max_segments,
+                (unsigned long long)J->jo.verify_budget, J->n_slots, J->rc.cfg.broker.endpoint);
+    uint64_t start = pv_role_mono_ms(), last = start, groups_before = 0;
+    int status = 0;
+    while (!pv_role_should_stop(&J->rc)) {
+        pv_err_t rc = s_step(J);
+        if (rc == PV_ERR_INTERRUPTED)
+            break;
+        if (rc != PV_OK) {
+            PV_LOG_ERROR("broker client: %s", pv_strerror(rc));
+            status = 1;
+            break;
+        }
+        uint64_t now = pv_role_mono_ms();
+        if (now - last >= 10000) {
+            s_summary(J, (double)(now - last) / 1000.0, groups_before);
+            groups_before = J->n.groups;
+            last = now;
+        }
+    }
+    s_summary(J, (double)(pv_role_mono_ms() - start) / 1000.0, 0); /* the whole run */
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     static judge_t J;
-    pv_errmsg_t em = {{0}};
-    pv_err_t rc = pv_role_start(&J.rc, PV_ROLE_JUDGE, argc, argv, s_usage, &em);
-    if (rc == PV_ERR_INTERRUPTED)
-        return 0;
-    if (rc != PV_OK) {
-        fprintf(stderr, "prover-judge: %s\n", em.text[0] ? em.text : pv_strerror(rc));
-        return rc == PV_ERR_MPI ? 1 : 2;
-    }
-    int status = 0;
-    if ((rc = s_setup(&J, &em)) != PV_OK) {
-        PV_LOG_ERROR("start-up: %s", em.text[0] ? em.text : pv_strerror(rc));
-        status = pv_role_exit_status(rc);
-    } else {
-        PV_LOG_INFO("judge %s (estimator %s): k %u, max_segments %u, budget %llu steps, "
-                    "%u groups at once, broker %s",
-                    J.judge_name, J.rc.cfg.algorithm.adv_estimator, J.jo.k, J.jo.max_segments,
-                    (unsigned long long)J.jo.verify_budget, J.n_slots, J.rc.cfg.broker.endpoint);
-        uint64_t start = pv_role_mono_ms(), last = start, groups_before = 0;
-        while (!pv_role_should_stop(&J.rc)) {
-            if ((rc = s_step(&J)) == PV_ERR_INTERRUPTED)
-                break;
-            if (rc != PV_OK) {
-                PV_LOG_ERROR("broker client: %s", pv_strerror(rc));
-                status = 1;
-                break;
-            }
-            uint64_t now = pv_role_mono_ms();
-            if (now - last >= 10000) {
-                s_summary(&J, (double)(now - last) / 1000.0, groups_before);
-                groups_before = J.n.groups;
-                last = now;
-            }
-        }
-        s_summary(&J, (double)(pv_role_mono_ms() - start) / 1000.0, 0); /* the whole run */
-    }
-    s_teardown(&J);
-    pv_world_finalize(&J.rc.world, 5, status);
-    return status;
+    static const pv_role_main_t m = {"prover-judge", PV_ROLE_JUDGE, s_usage,
+                                     s_setup,        s_run,         s_teardown};
+    return pv_role_main(&m, &J.rc, &J, argc, argv);
 }

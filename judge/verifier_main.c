@@ -35,11 +35,7 @@ typedef struct counters {
 
 typedef struct verifier {
     pv_role_ctx_t rc;
-    pv_env_model_t *model;
-    pv_env_t *env;
-    pv_policy_t *policy;
-    pv_policy_work_t *work;
-    pv_weights_in_t *weights;
+    pv_role_kit_t k; /* environment, policy, weights in */
     pv_worker_t *worker;
     pv_wire_dec_t *dec;
     pv_arena_t *dec_arena, *view_arena, *arena;
@@ -75,16 +71,16 @@ static pv_err_t s_job(verifier_t *V, const pv_lease_t *l, bool *stop)
         return PV_OK;
     }
     const pv_wire_verify_job_t *job = &m.verify_job;
-    if (pv_policy_version(V->policy) < job->policy_version) {
+    if (pv_policy_version(V->k.policy) < job->policy_version) {
         int wait = l->lease_ms / 4 < 10000 ? (int)(l->lease_ms / 4) : 10000;
-        rc = pv_weights_in_wait(V->weights, job->policy_version, wait, stop);
+        rc = pv_weights_in_wait(V->k.weights, job->policy_version, wait, stop);
         if (rc == PV_ERR_INTERRUPTED || *stop)
             return PV_OK; /* not acked: the broker gives the job to another verifier */
         if (rc == PV_ERR_TIMEOUT) {
             V->n.stale++;
             PV_LOG_WARN("verify job %llu wants policy v%llu; running with v%llu",
                         (unsigned long long)l->job_id, (unsigned long long)job->policy_version,
-                        (unsigned long long)pv_policy_version(V->policy));
+                        (unsigned long long)pv_policy_version(V->k.policy));
         } else if (rc != PV_OK) {
             return rc;
         }
@@ -125,15 +121,14 @@ static void s_summary(const verifier_t *V, double secs, const counters_t *before
                 (unsigned long long)n->stale, (unsigned long long)n->continuations,
                 n->continuations ? (double)n->successes / (double)n->continuations : 0.0,
                 (unsigned long long)n->env_steps, (double)(n->env_steps - before->env_steps) / s,
-                (unsigned long long)n->tokens, (unsigned long long)pv_policy_version(V->policy));
+                (unsigned long long)n->tokens, (unsigned long long)pv_policy_version(V->k.policy));
 }
 
-static pv_err_t s_setup(verifier_t *V, pv_errmsg_t *em)
+static pv_err_t s_setup(void *self, pv_errmsg_t *em)
 {
+    verifier_t *V = self;
     const pv_config_t *cfg = &V->rc.cfg;
-    pv_err_t rc = pv_role_env_new(cfg, &V->model, &V->env, em);
-    if (rc == PV_OK)
-        rc = pv_role_policy_new(cfg, &V->policy, &V->work, em);
+    pv_err_t rc = pv_role_kit_new(&V->rc, &V->k, em);
     if (rc != PV_OK)
         return rc;
     if (pv_wire_dec_new(NULL, &V->dec) != PV_OK || pv_arena_new(0, 0, &V->dec_arena) != PV_OK ||
@@ -142,44 +137,39 @@ static pv_err_t s_setup(verifier_t *V, pv_errmsg_t *em)
     pv_wire_buf_init(&V->buf, 0);
     V->external = V->rc.world.learner_rank < 0;
     V->ctx = (pv_vjob_ctx_t){
-        .model = V->model,
-        .env = V->env,
-        .policy = V->policy,
-        .work = V->work,
+        .model = V->k.model,
+        .env = V->k.env,
+        .policy = V->k.policy,
+        .work = V->k.work,
         .view_arena = V->view_arena,
         .arena = V->arena,
         .verifier_id = V->external ? (uint32_t)getpid() : (uint32_t)V->rc.world.index,
     };
-    if ((rc = pv_weights_in_new(&V->rc, V->policy, &V->weights, em)) != PV_OK)
-        return rc == PV_ERR_INVAL ? pv_errf(em, PV_ERR_CONFIG, "broker.endpoint: %s", em->text)
-                                  : rc;
     pv_bclient_opts_t o;
     pv_bclient_opts_from_config(&o, cfg);
     o.role = "verifier";
-    if ((rc = pv_worker_new(&o, "verify", 1, &V->worker, em)) != PV_OK)
-        return rc == PV_ERR_INVAL ? pv_errf(em, PV_ERR_CONFIG, "broker.endpoint: %s", em->text)
-                                  : rc;
-    return PV_OK;
+    return pv_role_broker_err(pv_worker_new(&o, "verify", 1, &V->worker, em), em);
 }
 
-static void s_teardown(verifier_t *V)
+static void s_teardown(void *self)
 {
+    verifier_t *V = self;
     pv_worker_destroy(&V->worker);
-    pv_weights_in_destroy(&V->weights);
     pv_wire_buf_free(&V->buf);
     pv_arena_destroy(&V->arena);
     pv_arena_destroy(&V->view_arena);
     pv_arena_destroy(&V->dec_arena);
     pv_wire_dec_destroy(&V->dec);
-    pv_policy_work_destroy(&V->work);
-    pv_policy_destroy(&V->policy);
-    pv_env_destroy(&V->env);
-    pv_env_model_destroy(&V->model);
+    pv_role_kit_free(&V->k);
 }
 
 /* Serve jobs until a stop. Returns the exit status. */
-static int s_run(verifier_t *V)
+static int s_run(void *self)
 {
+    verifier_t *V = self;
+    PV_LOG_INFO("verifier %u: %s, policy %zu parameters, weights %s, broker %s", V->ctx.verifier_id,
+                pv_env_kind_name(pv_env_model_kind(V->k.model)), pv_policy_n_params(V->k.policy),
+                V->external ? "from the relay" : "over MPI", V->rc.cfg.broker.endpoint);
     const pv_config_t *cfg = &V->rc.cfg;
     /* outside the learner's job: a broker gone this long after announcing its shutdown is
      * gone for good (a restarted broker answers well within it) */
@@ -188,7 +178,7 @@ static int s_run(verifier_t *V)
     counters_t before = V->n, zero = {0};
     bool stop = false;
     while (!stop && !pv_role_should_stop(&V->rc)) {
-        pv_err_t rc = pv_weights_in_poll(V->weights, &stop);
+        pv_err_t rc = pv_weights_in_poll(V->k.weights, &stop);
         if (rc == PV_ERR_INTERRUPTED)
             break;
         if (rc != PV_OK) {
@@ -223,26 +213,7 @@ static int s_run(verifier_t *V)
 int main(int argc, char **argv)
 {
     static verifier_t V;
-    pv_errmsg_t em = {{0}};
-    pv_err_t rc = pv_role_start(&V.rc, PV_ROLE_VERIFIER, argc, argv, s_usage, &em);
-    if (rc == PV_ERR_INTERRUPTED)
-        return 0;
-    if (rc != PV_OK) {
-        fprintf(stderr, "prover-verifier: %s\n", em.text[0] ? em.text : pv_strerror(rc));
-        return rc == PV_ERR_MPI ? 1 : 2;
-    }
-    int status;
-    if ((rc = s_setup(&V, &em)) != PV_OK) {
-        PV_LOG_ERROR("start-up: %s", em.text[0] ? em.text : pv_strerror(rc));
-        status = pv_role_exit_status(rc);
-    } else {
-        PV_LOG_INFO("verifier %u: %s, policy %zu parameters, weights %s, broker %s",
-                    V.ctx.verifier_id, pv_env_kind_name(pv_env_model_kind(V.model)),
-                    pv_policy_n_params(V.policy), V.external ? "from the relay" : "over MPI",
-                    V.rc.cfg.broker.endpoint);
-        status = s_run(&V);
-    }
-    s_teardown(&V);
-    pv_world_finalize(&V.rc.world, 5, status);
-    return status;
+    static const pv_role_main_t m = {"prover-verifier", PV_ROLE_VERIFIER, s_usage, s_setup, s_run,
+                                     s_teardown};
+    return pv_role_main(&m, &V.rc, &V, argc, argv);
 }

@@ -16,11 +16,8 @@
 #include "roles_fixture.h"
 
 typedef struct s_fix {
-    rf_world_t w;
-    pv_arena_t *scratch, *garena;
-    pv_wire_dec_t *dec;
-    pv_wire_buf_t buf;
-    pv_wire_msg_t msg; /* the decoded mixed group */
+    rf_wired_t x; /* the mixed group, decoded */
+    pv_arena_t *garena;
     pv_rng_t rng;
 } s_fix_t;
 
@@ -29,13 +26,8 @@ static s_fix_t s_f;
 static int s_setup(void **state)
 {
     s_fix_t *f = &s_f;
-    if (rf_open(&f->w) != 0 || rf_find_group(&f->w, true, 0) < 0 ||
-        pv_arena_new(0, 0, &f->scratch) != PV_OK || pv_arena_new(0, 0, &f->garena) != PV_OK ||
-        pv_wire_dec_new(NULL, &f->dec) != PV_OK)
-        return -1;
-    pv_wire_buf_init(&f->buf, 0);
-    if (rf_encode(&f->w, pv_actor_job_id(3, 17), true, f->scratch, &f->buf) != 0 ||
-        pv_wire_decode(f->dec, f->buf.data, f->buf.len, f->scratch, &f->msg, NULL) != PV_OK)
+    if (rf_wired_open(&f->x, pv_actor_job_id(3, 17)) != 0 ||
+        pv_arena_new(0, 0, &f->garena) != PV_OK)
         return -1;
     *state = f;
     return 0;
@@ -44,11 +36,8 @@ static int s_setup(void **state)
 static int s_teardown(void **state)
 {
     s_fix_t *f = *state;
-    pv_wire_buf_free(&f->buf);
-    pv_wire_dec_destroy(&f->dec);
     pv_arena_destroy(&f->garena);
-    pv_arena_destroy(&f->scratch);
-    rf_close(&f->w);
+    rf_wired_close(&f->x);
     return 0;
 }
 
@@ -58,7 +47,7 @@ static pv_jg_opts_t s_opts(const s_fix_t *f)
                           .judge = PV_JUDGE_CONTRAST,
                           .k = 4,
                           .max_segments = 2,
-                          .max_steps = pv_env_model_max_steps(f->w.model),
+                          .max_steps = pv_env_model_max_steps(f->x.w.model),
                           .run_seed = 11,
                           .timeout_ms = 1000};
 }
@@ -68,7 +57,7 @@ static void s_open(s_fix_t *f, const pv_jg_opts_t *o, pv_jgroup_t *g)
     pv_arena_reset(f->garena);
     pv_rng_seed(&f->rng, 1, 1);
     pv_errmsg_t em = {{0}};
-    assert_int_equal(pv_jgroup_open(g, o, &f->msg.rollout_group, 0, &f->rng, f->garena, &em),
+    assert_int_equal(pv_jgroup_open(g, o, &f->x.msg.rollout_group, 0, &f->rng, f->garena, &em),
                      PV_OK);
 }
 
@@ -102,22 +91,22 @@ static void test_jobs_from_a_mixed_group(void **state)
     size_t expect_jobs = 0;
     for (size_t i = 0; i < g.n_segs; i++) {
         const pv_jg_seg_t *s = &g.segs[i];
-        bool terminal = s->prop.t1 == f->w.trajs[s->prop.traj].n_steps;
+        bool terminal = s->prop.t1 == f->x.w.trajs[s->prop.traj].n_steps;
         expect_jobs += terminal ? 1 : 2;
         assert_int_equal(s->side[1], terminal ? PV_JG_TERMINAL : PV_JG_PENDING);
     }
     assert_int_equal(g.n_jobs, expect_jobs);
     uint64_t newest = 0;
     for (int i = 0; i < RF_G; i++)
-        for (size_t t = 0; t < f->w.trajs[i].n_steps; t++)
-            if (f->w.trajs[i].steps[t].policy_version > newest)
-                newest = f->w.trajs[i].steps[t].policy_version;
+        for (size_t t = 0; t < f->x.w.trajs[i].n_steps; t++)
+            if (f->x.w.trajs[i].steps[t].policy_version > newest)
+                newest = f->x.w.trajs[i].steps[t].policy_version;
     for (size_t j = 0; j < g.n_jobs; j++) {
         pv_wire_verify_job_t m;
         uint64_t id = pv_verify_job_id(9, 4, (uint32_t)j);
         pv_jgroup_job_msg(&g, &o, j, id, &m);
         const pv_jg_seg_t *s = &g.segs[g.jobs[j].seg];
-        const pv_traj_t *tr = &f->w.trajs[s->prop.traj]; /* the actor's original */
+        const pv_traj_t *tr = &f->x.w.trajs[s->prop.traj]; /* the actor's original */
         uint32_t t = g.jobs[j].side ? s->prop.t1 : s->prop.t0;
         assert_int_equal(m.job_id, id);
         assert_int_equal(m.group_id, pv_actor_job_id(3, 17));
@@ -130,7 +119,7 @@ static void test_jobs_from_a_mixed_group(void **state)
         assert_int_equal(m.k, 4);
         assert_int_equal(m.policy_version, newest);
         assert_int_equal(m.max_steps, 50);
-        assert_int_equal(m.task.task_id, f->w.task.task_id);
+        assert_int_equal(m.task.task_id, f->x.w.task.task_id);
         assert_string_equal(m.task_text, tr->task_text);
         assert_int_equal(m.seed, pv_verify_seed(11, m.group_id, m.segment_id, m.side));
         for (size_t j2 = 0; j2 < j; j2++) {
@@ -166,7 +155,7 @@ static void test_results_combine_into_segments(void **state)
         float pb, pa;
         bool ok;
         pv_jgroup_estimate(&g, i, &pb, &pa, &ok);
-        const pv_traj_t *tr = &f->w.trajs[g.segs[i].prop.traj];
+        const pv_traj_t *tr = &f->x.w.trajs[g.segs[i].prop.traj];
         bool terminal = g.segs[i].prop.t1 == tr->n_steps;
         assert_true(ok);
         assert_float_equal(pb, 0.25f, 0.0f);
@@ -177,9 +166,9 @@ static void test_results_combine_into_segments(void **state)
     pv_wire_buf_t out;
     pv_wire_buf_init(&out, 0);
     assert_int_equal(pv_wire_encode(&m, NULL, &out, NULL), PV_OK);
-    assert_true(out.len < f->buf.len); /* the states stayed behind */
+    assert_true(out.len < f->x.buf.len); /* the states stayed behind */
     pv_wire_msg_t back;
-    assert_int_equal(pv_wire_decode(f->dec, out.data, out.len, f->garena, &back, NULL), PV_OK);
+    assert_int_equal(pv_wire_decode(f->x.dec, out.data, out.len, f->garena, &back, NULL), PV_OK);
     const pv_wire_credited_group_t *c = &back.credited_group;
     assert_string_equal(c->judge, "contrast");
     assert_int_equal(c->proposals, g.n_segs);
@@ -200,10 +189,10 @@ static void test_results_combine_into_segments(void **state)
     assert_int_equal(pv_traj_group_from_wire(&c->group, false, f->garena, &trs, &n, NULL), PV_OK);
     assert_int_equal(n, RF_G);
     for (size_t i = 0; i < n; i++) {
-        assert_int_equal(trs[i].n_steps, f->w.trajs[i].n_steps);
+        assert_int_equal(trs[i].n_steps, f->x.w.trajs[i].n_steps);
         for (size_t t = 0; t < trs[i].n_steps; t++) {
             assert_int_equal(c->group.trajectories[i].steps[t].state.len, 0);
-            assert_string_equal(trs[i].texts[2 * t + 1], f->w.trajs[i].texts[2 * t + 1]);
+            assert_string_equal(trs[i].texts[2 * t + 1], f->x.w.trajs[i].texts[2 * t + 1]);
         }
     }
     pv_wire_buf_free(&out);
@@ -262,12 +251,12 @@ static void test_budget(void **state)
     s_open(f, &o, &g); /* unlimited: every step of every trajectory */
     size_t total = 0;
     for (int i = 0; i < RF_G; i++)
-        total += f->w.trajs[i].n_steps;
+        total += f->x.w.trajs[i].n_steps;
     assert_int_equal(g.n_segs, total);
     assert_int_equal(g.st.dropped_budget, 0);
     uint64_t all = g.st.est_steps;
     const pv_jg_seg_t *s0 = &g.segs[0];
-    bool term0 = s0->prop.t1 == f->w.trajs[s0->prop.traj].n_steps;
+    bool term0 = s0->prop.t1 == f->x.w.trajs[s0->prop.traj].n_steps;
     uint64_t cost0 = 4u * (50u - s0->prop.t0) + (term0 ? 0 : 4u * (50u - s0->prop.t1));
     o.verify_budget = cost0;
     s_open(f, &o, &g);
@@ -299,11 +288,11 @@ static void test_sign_filter(void **state)
     s_open(f, &o, &g);
     size_t lost_steps = 0;
     for (int i = 0; i < RF_G; i++)
-        if (!f->w.trajs[i].won)
-            lost_steps += f->w.trajs[i].n_steps;
+        if (!f->x.w.trajs[i].won)
+            lost_steps += f->x.w.trajs[i].n_steps;
     assert_int_equal(g.st.skipped_sign, lost_steps);
     for (size_t j = 0; j < g.n_jobs; j++)
-        assert_true(f->w.trajs[g.jobs[j].traj].won);
+        assert_true(f->x.w.trajs[g.jobs[j].traj].won);
 }
 
 /* No contrast (only failures), or another estimator: straight to the learner. */
@@ -311,12 +300,12 @@ static void test_groups_without_verification(void **state)
 {
     s_fix_t *f = *state;
     pv_jg_opts_t o = s_opts(f);
-    pv_wire_rollout_group_t lost = f->msg.rollout_group;
+    pv_wire_rollout_group_t lost = f->x.msg.rollout_group;
     pv_wire_trajectory_t tr[RF_G];
     lost.n_trajectories = 0;
-    for (uint32_t i = 0; i < f->msg.rollout_group.n_trajectories; i++)
-        if (!f->msg.rollout_group.trajectories[i].success)
-            tr[lost.n_trajectories++] = f->msg.rollout_group.trajectories[i];
+    for (uint32_t i = 0; i < f->x.msg.rollout_group.n_trajectories; i++)
+        if (!f->x.msg.rollout_group.trajectories[i].success)
+            tr[lost.n_trajectories++] = f->x.msg.rollout_group.trajectories[i];
     lost.trajectories = tr;
     pv_jgroup_t g;
     pv_arena_reset(f->garena);
@@ -340,7 +329,7 @@ static void test_malformed_group(void **state)
 {
     s_fix_t *f = *state;
     pv_jg_opts_t o = s_opts(f);
-    pv_wire_rollout_group_t bad = f->msg.rollout_group;
+    pv_wire_rollout_group_t bad = f->x.msg.rollout_group;
     pv_wire_trajectory_t tr = bad.trajectories[0];
     pv_wire_step_t st = tr.steps[0];
     uint32_t token = st.n_candidates; /* one past the list */
@@ -356,7 +345,7 @@ static void test_malformed_group(void **state)
     bad.n_trajectories = 0;
     assert_int_equal(pv_jgroup_open(&g, &o, &bad, 0, &f->rng, f->garena, &em), PV_ERR_DATA);
     o.judge = PV_JUDGE_ORACLE; /* without an environment */
-    assert_int_equal(pv_jgroup_open(&g, &o, &f->msg.rollout_group, 0, &f->rng, f->garena, &em),
+    assert_int_equal(pv_jgroup_open(&g, &o, &f->x.msg.rollout_group, 0, &f->rng, f->garena, &em),
                      PV_ERR_INVAL);
 }
 
@@ -367,15 +356,15 @@ static void test_oracle(void **state)
     s_fix_t *f = *state;
     pv_jg_opts_t o = s_opts(f);
     o.judge = PV_JUDGE_ORACLE;
-    o.env = f->w.env;
+    o.env = f->x.w.env;
     pv_jgroup_t g;
     s_open(f, &o, &g);
     pv_env_t *check;
-    assert_int_equal(pv_env_new(f->w.model, &check), PV_OK);
+    assert_int_equal(pv_env_new(f->x.w.model, &check), PV_OK);
     size_t wins = 0;
     for (size_t i = 0; i < g.n_segs; i++) {
         const pv_segment_t *p = &g.segs[i].prop;
-        const pv_traj_t *tr = &f->w.trajs[p->traj];
+        const pv_traj_t *tr = &f->x.w.trajs[p->traj];
         if (!tr->won)
             continue;
         wins++;

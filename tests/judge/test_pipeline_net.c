@@ -143,66 +143,99 @@ static void s_publish(pv_weights_pub_t *pub, const pv_policy_t *p, uint64_t vers
         pv_weights_publish(pub, version, pv_policy_params_const(p), pv_policy_n_params(p)), PV_OK);
 }
 
+/* Broker, weights publisher, the test's actor (producer) and learner ("learn" worker), and a
+ * judge started with `judge_args`. */
+typedef struct s_rig {
+    nf_broker_t b;
+    pv_bclient_opts_t o;
+    pv_weights_pub_t *pub;
+    pv_producer_t *actor;
+    pv_worker_t *learn;
+    pid_t judge;
+} s_rig_t;
+
+static void s_rig_start(s_rig_t *r, const char *name, const char *const *judge_args)
+{
+    assert_int_equal(nf_broker_start(&r->b, "tcp://127.0.0.1:*", NULL), 0);
+    r->o = nf_opts(r->b.endpoint);
+    assert_int_equal(pv_weights_pub_new(&r->o, &r->pub, NULL), PV_OK);
+    assert_int_equal(pv_producer_new(&r->o, 8, &r->actor, NULL), PV_OK);
+    assert_int_equal(pv_worker_new(&r->o, "learn", 4, &r->learn, NULL), PV_OK);
+    r->judge = rp_spawn("prover-judge", name, r->b.endpoint, judge_args);
+}
+
+/* The judge must stop cleanly on SIGTERM; then the clients and the broker go. */
+static void s_rig_stop(s_rig_t *r)
+{
+    nf_kill(r->judge, SIGTERM);
+    pv_worker_destroy(&r->learn);
+    pv_producer_destroy(&r->actor);
+    pv_weights_pub_destroy(&r->pub);
+    assert_int_equal(pv_broker_proc_kill(&r->b, SIGTERM), 0);
+}
+
+static void s_submit(s_rig_t *r, uint64_t id, const void *bytes, size_t len)
+{
+    assert_int_equal(pv_producer_submit(r->actor, "judge", id, false, bytes, len, 1000), PV_OK);
+}
+
+/* The actor's completion of group `id`: it comes only once the learner took the group. */
+static void s_completed(s_rig_t *r, uint64_t id, bool ok)
+{
+    pv_completion_t c;
+    assert_int_equal(pv_producer_recv(r->actor, 5000, &c), PV_OK);
+    assert_int_equal(c.job_id, id);
+    assert_int_equal(c.ok, ok);
+}
+
+/* A counter of one service in the broker's stats. */
+static uint64_t s_counter(s_rig_t *r, const char *service, int counter)
+{
+    pv_broker_stats_t bs = nf_stats(r->b.endpoint);
+    const pv_service_stats_t *s = nf_service(&bs, service);
+    assert_non_null(s);
+    uint64_t n = s->counter[counter];
+    pv_broker_stats_free(&bs);
+    return n;
+}
+
 static void test_group_verified_end_to_end(void **state)
 {
     s_fix_t *f = *state;
-    nf_broker_t b;
-    assert_int_equal(nf_broker_start(&b, "tcp://127.0.0.1:*", NULL), 0);
-    pv_bclient_opts_t o = nf_opts(b.endpoint);
+    s_rig_t r;
+    s_rig_start(&r, "e2e-judge", s_prover_args);
     uint64_t id = pv_actor_job_id(0, 0);
     s_group(f, 1, id);
-    pv_weights_pub_t *pub;
-    assert_int_equal(pv_weights_pub_new(&o, &pub, NULL), PV_OK);
-    s_publish(pub, f->w.policy, 1);
-    pid_t ver = rp_spawn("prover-verifier", "e2e-verifier", b.endpoint, NULL);
-    pid_t judge = rp_spawn("prover-judge", "e2e-judge", b.endpoint, s_prover_args);
-    pv_worker_t *learn;
-    pv_producer_t *actor;
-    assert_int_equal(pv_worker_new(&o, "learn", 4, &learn, NULL), PV_OK);
-    assert_int_equal(pv_producer_new(&o, 2, &actor, NULL), PV_OK);
-    assert_int_equal(pv_producer_submit(actor, "judge", id, false, f->buf.data, f->buf.len, 1000),
-                     PV_OK);
-    assert_true(s_learn_one(f, learn, id) >= 1);
-    pv_completion_t c; /* the actor's group is judged only once the learner has it */
-    assert_int_equal(pv_producer_recv(actor, 5000, &c), PV_OK);
-    assert_int_equal(c.job_id, id);
-    assert_true(c.ok);
-    nf_kill(judge, SIGTERM);
-    pv_worker_destroy(&learn);
-    pv_producer_destroy(&actor);
-    pv_weights_pub_destroy(&pub);
+    s_publish(r.pub, f->w.policy, 1);
+    pid_t ver = rp_spawn("prover-verifier", "e2e-verifier", r.b.endpoint, NULL);
+    s_submit(&r, id, f->buf.data, f->buf.len);
+    assert_true(s_learn_one(f, r.learn, id) >= 1);
+    s_completed(&r, id, true);
     /* the broker goes: the verifier pool outside the learner's job follows on its own */
-    assert_int_equal(pv_broker_proc_kill(&b, SIGTERM), 0);
+    s_rig_stop(&r);
     assert_int_equal(rp_wait_exit(ver, 8000), 0);
 }
 
 static void test_malformed_groups_are_counted(void **state)
 {
     s_fix_t *f = *state;
-    nf_broker_t b;
-    assert_int_equal(nf_broker_start(&b, "tcp://127.0.0.1:*", NULL), 0);
-    pv_bclient_opts_t o = nf_opts(b.endpoint);
+    s_rig_t r;
     const char *const grpo[] = {"algorithm.adv_estimator=grpo", NULL};
-    pid_t judge = rp_spawn("prover-judge", "bad-judge", b.endpoint, grpo);
-    pv_producer_t *actor;
-    pv_worker_t *learn;
-    assert_int_equal(pv_producer_new(&o, 8, &actor, NULL), PV_OK);
-    assert_int_equal(pv_worker_new(&o, "learn", 1, &learn, NULL), PV_OK);
+    s_rig_start(&r, "bad-judge", grpo);
     /* 1: not MessagePack; 2: a message of another type; 3: a group with a step whose token
      * names no candidate */
     uint8_t junk[64];
     for (size_t i = 0; i < sizeof junk; i++)
         junk[i] = (uint8_t)(i * 37 + 11);
-    assert_int_equal(pv_producer_submit(actor, "judge", 1, false, junk, sizeof junk, 1000), PV_OK);
+    s_submit(&r, 1, junk, sizeof junk);
     pv_wire_buf_t other;
     pv_wire_buf_init(&other, 0);
-    pv_wire_msg_t hb = {.type = PV_MSG_HEARTBEAT};
-    assert_int_equal(pv_wire_encode(&hb, NULL, &other, NULL), PV_OK);
-    assert_int_equal(pv_producer_submit(actor, "judge", 2, false, other.data, other.len, 1000),
-                     PV_OK);
+    pv_wire_msg_t m = {.type = PV_MSG_HEARTBEAT};
+    assert_int_equal(pv_wire_encode(&m, NULL, &other, NULL), PV_OK);
+    s_submit(&r, 2, other.data, other.len);
     s_group(f, 1, 3);
     pv_group_meta_t meta = {.group_id = 3, .env_name = "alfworld", .kind = PV_ENV_ALFWORLD};
-    pv_wire_msg_t m = {.type = PV_MSG_ROLLOUT_GROUP};
+    m = (pv_wire_msg_t){.type = PV_MSG_ROLLOUT_GROUP};
     assert_int_equal(
         pv_traj_group_to_wire(f->w.trajs, RF_G, &meta, true, f->scratch, &m.rollout_group, NULL),
         PV_OK);
@@ -210,11 +243,10 @@ static void test_malformed_groups_are_counted(void **state)
     uint32_t bad = st->n_candidates;
     st->action_tokens = &bad;
     assert_int_equal(pv_wire_encode(&m, NULL, &other, NULL), PV_OK);
-    assert_int_equal(pv_producer_submit(actor, "judge", 3, false, other.data, other.len, 1000),
-                     PV_OK);
+    s_submit(&r, 3, other.data, other.len);
     for (int i = 0; i < 3; i++) {
         pv_completion_t c;
-        assert_int_equal(pv_producer_recv(actor, 5000, &c), PV_OK);
+        assert_int_equal(pv_producer_recv(r.actor, 5000, &c), PV_OK);
         assert_false(c.ok);
         assert_true(c.job_id >= 1 && c.job_id <= 3);
         if (c.job_id == 3)
@@ -224,98 +256,62 @@ static void test_malformed_groups_are_counted(void **state)
     }
     /* the judge is alive and still serving: a good group reaches the learner */
     s_group(f, 1, 4);
-    assert_int_equal(pv_producer_submit(actor, "judge", 4, false, f->buf.data, f->buf.len, 1000),
-                     PV_OK);
+    s_submit(&r, 4, f->buf.data, f->buf.len);
     pv_lease_t l;
-    assert_int_equal(pv_worker_recv(learn, 10000, &l), PV_OK);
+    assert_int_equal(pv_worker_recv(r.learn, 10000, &l), PV_OK);
     pv_arena_reset(f->scratch);
     assert_int_equal(pv_wire_decode(f->dec, l.payload, l.len, f->scratch, &m, NULL), PV_OK);
     assert_int_equal(m.type, PV_MSG_CREDITED_GROUP);
     assert_int_equal(m.credited_group.n_segments, 0); /* grpo: no verification */
     assert_string_equal(m.credited_group.judge, "none");
-    assert_int_equal(pv_worker_ack(learn, l.job_id, true, NULL, NULL, 0), PV_OK);
-    pv_completion_t c;
-    assert_int_equal(pv_producer_recv(actor, 5000, &c), PV_OK);
-    assert_true(c.ok && c.job_id == 4);
-    pv_broker_stats_t bs = nf_stats(b.endpoint);
-    const pv_service_stats_t *js = nf_service(&bs, "judge");
-    assert_non_null(js);
-    assert_int_equal(js->counter[PV_SVC_acked_failed], 3);
-    assert_int_equal(js->counter[PV_SVC_acked], 4);
-    pv_broker_stats_free(&bs);
-    assert_int_equal(waitpid(judge, NULL, WNOHANG), 0); /* still running */
-    nf_kill(judge, SIGTERM);
+    assert_int_equal(pv_worker_ack(r.learn, l.job_id, true, NULL, NULL, 0), PV_OK);
+    s_completed(&r, 4, true);
+    assert_int_equal(s_counter(&r, "judge", PV_SVC_acked_failed), 3);
+    assert_int_equal(s_counter(&r, "judge", PV_SVC_acked), 4);
+    assert_int_equal(waitpid(r.judge, NULL, WNOHANG), 0); /* still running */
     pv_wire_buf_free(&other);
-    pv_worker_destroy(&learn);
-    pv_producer_destroy(&actor);
-    assert_int_equal(pv_broker_proc_kill(&b, SIGTERM), 0);
+    s_rig_stop(&r);
 }
 
 static void test_verifier_killed_mid_job(void **state)
 {
     s_fix_t *f = *state;
-    nf_broker_t b;
-    assert_int_equal(nf_broker_start(&b, "tcp://127.0.0.1:*", NULL), 0);
-    pv_bclient_opts_t o = nf_opts(b.endpoint);
+    s_rig_t r;
+    s_rig_start(&r, "kill-judge", s_prover_args);
     uint64_t id = pv_actor_job_id(1, 0);
     s_group(f, 2, id); /* played by version 2, which the relay does not have yet */
-    pv_weights_pub_t *pub;
-    assert_int_equal(pv_weights_pub_new(&o, &pub, NULL), PV_OK);
-    s_publish(pub, f->w.policy, 1);
-    pid_t v1 = rp_spawn("prover-verifier", "kill-verifier1", b.endpoint, NULL);
-    pid_t judge = rp_spawn("prover-judge", "kill-judge", b.endpoint, s_prover_args);
-    pv_worker_t *learn;
-    pv_producer_t *actor;
-    assert_int_equal(pv_worker_new(&o, "learn", 4, &learn, NULL), PV_OK);
-    assert_int_equal(pv_producer_new(&o, 2, &actor, NULL), PV_OK);
-    assert_int_equal(pv_producer_submit(actor, "judge", id, false, f->buf.data, f->buf.len, 1000),
-                     PV_OK);
+    s_publish(r.pub, f->w.policy, 1);
+    pid_t v1 = rp_spawn("prover-verifier", "kill-verifier1", r.b.endpoint, NULL);
+    s_submit(&r, id, f->buf.data, f->buf.len);
     /* the verifier holds a job and waits for version 2: kill it there */
-    assert_true(nf_wait_inflight(b.endpoint, "verify", 1));
+    assert_true(nf_wait_inflight(r.b.endpoint, "verify", 1));
     nf_kill(v1, SIGKILL);
     float *w = pv_policy_params(f->w.policy); /* version 2: other weights */
     for (size_t i = 0; i < pv_policy_n_params(f->w.policy); i += 5)
         w[i] *= 1.5f;
-    s_publish(pub, f->w.policy, 2);
-    pid_t v2 = rp_spawn("prover-verifier", "kill-verifier2", b.endpoint, NULL);
+    s_publish(r.pub, f->w.policy, 2);
+    pid_t v2 = rp_spawn("prover-verifier", "kill-verifier2", r.b.endpoint, NULL);
     /* checked against this process's continuations with version 2's weights */
-    assert_true(s_learn_one(f, learn, id) >= 1);
-    pv_completion_t c;
-    assert_int_equal(pv_producer_recv(actor, 5000, &c), PV_OK);
-    assert_true(c.ok && c.job_id == id);
-    pv_broker_stats_t bs = nf_stats(b.endpoint);
-    const pv_service_stats_t *vs = nf_service(&bs, "verify");
-    assert_non_null(vs);
-    assert_true(vs->counter[PV_SVC_requeued] >= 1);
-    assert_int_equal(vs->counter[PV_SVC_acked_failed], 0);
-    pv_broker_stats_free(&bs);
+    assert_true(s_learn_one(f, r.learn, id) >= 1);
+    s_completed(&r, id, true);
+    assert_true(s_counter(&r, "verify", PV_SVC_requeued) >= 1);
+    assert_int_equal(s_counter(&r, "verify", PV_SVC_acked_failed), 0);
     nf_kill(v2, SIGTERM);
-    nf_kill(judge, SIGTERM);
-    pv_worker_destroy(&learn);
-    pv_producer_destroy(&actor);
-    pv_weights_pub_destroy(&pub);
-    assert_int_equal(pv_broker_proc_kill(&b, SIGTERM), 0);
+    s_rig_stop(&r);
 }
 
 /* No verifier at all: the group still reaches the learner at its deadline, unverified. */
 static void test_deadline_without_verifiers(void **state)
 {
     s_fix_t *f = *state;
-    nf_broker_t b;
-    assert_int_equal(nf_broker_start(&b, "tcp://127.0.0.1:*", NULL), 0);
-    pv_bclient_opts_t o = nf_opts(b.endpoint);
+    s_rig_t r;
     const char *const args[] = {"prover.k=4", "prover.verify_timeout_ms=500", NULL};
-    pid_t judge = rp_spawn("prover-judge", "deadline-judge", b.endpoint, args);
-    pv_worker_t *learn;
-    pv_producer_t *actor;
-    assert_int_equal(pv_worker_new(&o, "learn", 1, &learn, NULL), PV_OK);
-    assert_int_equal(pv_producer_new(&o, 2, &actor, NULL), PV_OK);
+    s_rig_start(&r, "deadline-judge", args);
     s_group(f, 1, 9);
     int64_t t0 = nf_now_ms();
-    assert_int_equal(pv_producer_submit(actor, "judge", 9, false, f->buf.data, f->buf.len, 1000),
-                     PV_OK);
+    s_submit(&r, 9, f->buf.data, f->buf.len);
     pv_lease_t l;
-    assert_int_equal(pv_worker_recv(learn, 10000, &l), PV_OK);
+    assert_int_equal(pv_worker_recv(r.learn, 10000, &l), PV_OK);
     assert_true(nf_now_ms() - t0 >= 450);
     pv_arena_reset(f->scratch);
     pv_wire_msg_t m;
@@ -325,14 +321,9 @@ static void test_deadline_without_verifiers(void **state)
     for (uint32_t i = 0; i < c->n_segments; i++)
         assert_false(c->segments[i].verified);
     assert_int_equal(c->verify_env_steps, 0);
-    assert_int_equal(pv_worker_ack(learn, l.job_id, true, NULL, NULL, 0), PV_OK);
-    pv_completion_t done;
-    assert_int_equal(pv_producer_recv(actor, 5000, &done), PV_OK);
-    assert_true(done.ok);
-    nf_kill(judge, SIGTERM);
-    pv_worker_destroy(&learn);
-    pv_producer_destroy(&actor);
-    assert_int_equal(pv_broker_proc_kill(&b, SIGTERM), 0);
+    assert_int_equal(pv_worker_ack(r.learn, l.job_id, true, NULL, NULL, 0), PV_OK);
+    s_completed(&r, 9, true);
+    s_rig_stop(&r);
 }
 
 int main(void)

@@ -16,12 +16,12 @@
 #include "roles_fixture.h"
 
 typedef struct s_fix {
-    rf_world_t w;
-    pv_arena_t *scratch, *garena, *view_arena, *arena, *ref_arena;
-    pv_wire_dec_t *dec;
-    pv_wire_buf_t buf;
-    pv_wire_msg_t msg;
+    rf_wired_t x; /* the mixed group, decoded */
+    pv_arena_t *garena, *jarena, *view_arena, *arena, *ref_arena;
     pv_vjob_ctx_t ctx;
+    pv_jgroup_t g; /* the judge's exhaustive plan of the group */
+    pv_jg_opts_t o;
+    pv_wire_buf_t bytes; /* a job's bytes */
 } s_fix_t;
 
 static s_fix_t s_f;
@@ -29,19 +29,27 @@ static s_fix_t s_f;
 static int s_setup(void **state)
 {
     s_fix_t *f = &s_f;
-    if (rf_open(&f->w) != 0 || rf_find_group(&f->w, true, 0) < 0 ||
-        pv_arena_new(0, 0, &f->scratch) != PV_OK || pv_arena_new(0, 0, &f->garena) != PV_OK ||
-        pv_arena_new(0, 0, &f->view_arena) != PV_OK || pv_arena_new(0, 0, &f->arena) != PV_OK ||
-        pv_arena_new(0, 0, &f->ref_arena) != PV_OK || pv_wire_dec_new(NULL, &f->dec) != PV_OK)
+    pv_wire_buf_init(&f->bytes, 0);
+    if (rf_wired_open(&f->x, 42) != 0 || pv_arena_new(0, 0, &f->garena) != PV_OK ||
+        pv_arena_new(0, 0, &f->jarena) != PV_OK || pv_arena_new(0, 0, &f->view_arena) != PV_OK ||
+        pv_arena_new(0, 0, &f->arena) != PV_OK || pv_arena_new(0, 0, &f->ref_arena) != PV_OK)
         return -1;
-    pv_wire_buf_init(&f->buf, 0);
-    if (rf_encode(&f->w, 42, true, f->scratch, &f->buf) != 0 ||
-        pv_wire_decode(f->dec, f->buf.data, f->buf.len, f->scratch, &f->msg, NULL) != PV_OK)
+    /* the judge's exhaustive plan: a job for every step of every trajectory */
+    f->o = (pv_jg_opts_t){.prover = true,
+                          .judge = PV_JUDGE_EXHAUSTIVE,
+                          .k = 3,
+                          .verify_failures = true,
+                          .max_steps = pv_env_model_max_steps(f->x.w.model),
+                          .run_seed = 11,
+                          .timeout_ms = 1000};
+    pv_rng_t rng;
+    pv_rng_seed(&rng, 1, 1);
+    if (pv_jgroup_open(&f->g, &f->o, &f->x.msg.rollout_group, 0, &rng, f->garena, NULL) != PV_OK)
         return -1;
-    f->ctx = (pv_vjob_ctx_t){.model = f->w.model,
-                             .env = f->w.env,
-                             .policy = f->w.policy,
-                             .work = f->w.work,
+    f->ctx = (pv_vjob_ctx_t){.model = f->x.w.model,
+                             .env = f->x.w.env,
+                             .policy = f->x.w.policy,
+                             .work = f->x.w.work,
                              .view_arena = f->view_arena,
                              .arena = f->arena,
                              .verifier_id = 3};
@@ -52,42 +60,25 @@ static int s_setup(void **state)
 static int s_teardown(void **state)
 {
     s_fix_t *f = *state;
-    pv_wire_buf_free(&f->buf);
-    pv_wire_dec_destroy(&f->dec);
     pv_arena_destroy(&f->ref_arena);
     pv_arena_destroy(&f->arena);
     pv_arena_destroy(&f->view_arena);
+    pv_wire_buf_free(&f->bytes);
+    pv_arena_destroy(&f->jarena);
     pv_arena_destroy(&f->garena);
-    pv_arena_destroy(&f->scratch);
-    rf_close(&f->w);
+    rf_wired_close(&f->x);
     return 0;
 }
 
-/* The judge's exhaustive plan: a job for every step of every trajectory. */
-static void s_plan(s_fix_t *f, pv_jgroup_t *g, pv_jg_opts_t *o)
-{
-    *o = (pv_jg_opts_t){.prover = true,
-                        .judge = PV_JUDGE_EXHAUSTIVE,
-                        .k = 3,
-                        .verify_failures = true,
-                        .max_steps = pv_env_model_max_steps(f->w.model),
-                        .run_seed = 11,
-                        .timeout_ms = 1000};
-    pv_rng_t rng;
-    pv_rng_seed(&rng, 1, 1);
-    pv_arena_reset(f->garena);
-    assert_int_equal(pv_jgroup_open(g, o, &f->msg.rollout_group, 0, &rng, f->garena, NULL), PV_OK);
-}
-
-/* Job j of the plan, encoded and decoded as the verifier receives it. */
-static pv_wire_verify_job_t s_job(s_fix_t *f, const pv_jgroup_t *g, const pv_jg_opts_t *o, size_t j,
-                                  pv_wire_buf_t *bytes)
+/* Job j of the judge's plan, encoded and decoded as the verifier receives it. */
+static pv_wire_verify_job_t s_job(s_fix_t *f, size_t j)
 {
     pv_wire_msg_t m = {.type = PV_MSG_VERIFY_JOB};
-    pv_jgroup_job_msg(g, o, j, pv_verify_job_id(1, 1, (uint32_t)j), &m.verify_job);
-    assert_int_equal(pv_wire_encode(&m, NULL, bytes, NULL), PV_OK);
+    pv_jgroup_job_msg(&f->g, &f->o, j, pv_verify_job_id(1, 1, (uint32_t)j), &m.verify_job);
+    assert_int_equal(pv_wire_encode(&m, NULL, &f->bytes, NULL), PV_OK);
+    pv_arena_reset(f->jarena);
     pv_wire_msg_t back;
-    assert_int_equal(pv_wire_decode(f->dec, bytes->data, bytes->len, f->garena, &back, NULL),
+    assert_int_equal(pv_wire_decode(f->x.dec, f->bytes.data, f->bytes.len, f->jarena, &back, NULL),
                      PV_OK);
     assert_int_equal(back.type, PV_MSG_VERIFY_JOB);
     return back.verify_job;
@@ -97,18 +88,14 @@ static pv_wire_verify_job_t s_job(s_fix_t *f, const pv_jgroup_t *g, const pv_jg_
 static void test_view(void **state)
 {
     s_fix_t *f = *state;
-    pv_jgroup_t g;
-    pv_jg_opts_t o;
-    s_plan(f, &g, &o);
-    pv_wire_buf_t bytes;
-    pv_wire_buf_init(&bytes, 0);
-    for (size_t j = 0; j < g.n_jobs; j += 7) {
-        pv_wire_verify_job_t job = s_job(f, &g, &o, j, &bytes);
+    const pv_jgroup_t *g = &f->g;
+    for (size_t j = 0; j < g->n_jobs; j += 7) {
+        pv_wire_verify_job_t job = s_job(f, j);
         pv_traj_t v;
         size_t t;
         assert_int_equal(pv_vjob_view(&job, f->view_arena, &v, &t, NULL), PV_OK);
-        const pv_traj_t *tr = &f->w.trajs[g.jobs[j].traj];
-        assert_int_equal(t, g.jobs[j].t);
+        const pv_traj_t *tr = &f->x.w.trajs[g->jobs[j].traj];
+        assert_int_equal(t, g->jobs[j].t);
         assert_int_equal(v.n_steps, t + 1);
         for (size_t h = 0; h <= 2 * t; h++)
             assert_string_equal(v.texts[h], tr->texts[h]);
@@ -116,7 +103,6 @@ static void test_view(void **state)
         assert_memory_equal(v.states[t], tr->states[t], tr->state_len[t]);
         assert_string_equal(v.task_text, tr->task_text);
     }
-    pv_wire_buf_free(&bytes);
 }
 
 /* From the job alone the verifier reproduces what continuing the actor's own trajectory at
@@ -124,18 +110,14 @@ static void test_view(void **state)
 static void test_continuations_match_the_trajectory(void **state)
 {
     s_fix_t *f = *state;
-    pv_jgroup_t g;
-    pv_jg_opts_t o;
-    s_plan(f, &g, &o);
-    pv_wire_buf_t bytes;
-    pv_wire_buf_init(&bytes, 0);
-    for (size_t j = 0; j < g.n_jobs; j += 3) {
-        pv_wire_verify_job_t job = s_job(f, &g, &o, j, &bytes);
+    const pv_jgroup_t *g = &f->g;
+    for (size_t j = 0; j < g->n_jobs; j += 3) {
+        pv_wire_verify_job_t job = s_job(f, j);
         pv_wire_verify_result_t r;
         pv_errmsg_t em = {{0}};
         assert_int_equal(pv_vjob_run(&f->ctx, &job, &r, &em), PV_OK);
         /* reference: the original trajectory, the seed the job carries */
-        const pv_traj_t *tr = &f->w.trajs[g.jobs[j].traj];
+        const pv_traj_t *tr = &f->x.w.trajs[g->jobs[j].traj];
         pv_rng_t rng;
         pv_rng_seed(&rng, job.seed, 0);
         pv_rollout_opts_t ro = {.max_steps = job.max_steps};
@@ -144,9 +126,9 @@ static void test_continuations_match_the_trajectory(void **state)
         for (uint32_t i = 0; i < job.k; i++) {
             pv_arena_reset(f->ref_arena);
             bool won;
-            assert_int_equal(pv_rollout_continue(f->w.model, f->w.env, tr, g.jobs[j].t, f->w.policy,
-                                                 f->w.work, &rng, &ro, f->ref_arena, &won, &cost,
-                                                 NULL),
+            assert_int_equal(pv_rollout_continue(f->x.w.model, f->x.w.env, tr, g->jobs[j].t,
+                                                 f->x.w.policy, f->x.w.work, &rng, &ro,
+                                                 f->ref_arena, &won, &cost, NULL),
                              PV_OK);
             wins += won;
         }
@@ -160,24 +142,19 @@ static void test_continuations_match_the_trajectory(void **state)
         assert_int_equal(r.policy_tokens, cost.decisions);
         assert_true(r.env_steps > 0);
         assert_int_equal(r.verifier_id, 3);
-        assert_int_equal(r.policy_version, pv_policy_version(f->w.policy));
+        assert_int_equal(r.policy_version, pv_policy_version(f->x.w.policy));
         /* the result passes the wire's own checks (successes <= k, ...) */
         pv_wire_msg_t m = {.type = PV_MSG_VERIFY_RESULT, .verify_result = r};
-        assert_int_equal(pv_wire_encode(&m, NULL, &bytes, NULL), PV_OK);
+        assert_int_equal(pv_wire_encode(&m, NULL, &f->bytes, NULL), PV_OK);
     }
-    pv_wire_buf_free(&bytes);
 }
 
 /* Hostile jobs: refused with an error, never a crash. */
 static void test_hostile_jobs(void **state)
 {
     s_fix_t *f = *state;
-    pv_jgroup_t g;
-    pv_jg_opts_t o;
-    s_plan(f, &g, &o);
-    pv_wire_buf_t bytes;
-    pv_wire_buf_init(&bytes, 0);
-    pv_wire_verify_job_t good = s_job(f, &g, &o, g.n_jobs / 2, &bytes), job;
+    const pv_jgroup_t *g = &f->g;
+    pv_wire_verify_job_t good = s_job(f, g->n_jobs / 2), job;
     pv_wire_verify_result_t r;
     pv_errmsg_t em = {{0}};
     job = good;
@@ -216,7 +193,6 @@ static void test_hostile_jobs(void **state)
             assert_true(r.successes <= 1);
     }
     assert_true(refused > 0);
-    pv_wire_buf_free(&bytes);
 }
 
 int main(void)

@@ -123,4 +123,33 @@ static inline int rf_encode(rf_world_t *w, uint64_t group_id, bool with_states, 
     return pv_wire_encode(&m, NULL, buf, NULL) == PV_OK ? 0 : -1;
 }
 
+/* A mixed group as the judge receives it: played, encoded with states, decoded. */
+typedef struct rf_wired {
+    rf_world_t w;
+    pv_arena_t *scratch; /* the decoded message */
+    pv_wire_dec_t *dec;
+    pv_wire_buf_t buf; /* its bytes */
+    pv_wire_msg_t msg;
+} rf_wired_t;
+
+static inline int rf_wired_open(rf_wired_t *x, uint64_t group_id)
+{
+    memset(x, 0, sizeof *x);
+    pv_wire_buf_init(&x->buf, 0);
+    if (rf_open(&x->w) != 0 || rf_find_group(&x->w, true, 0) < 0 ||
+        pv_arena_new(0, 0, &x->scratch) != PV_OK || pv_wire_dec_new(NULL, &x->dec) != PV_OK ||
+        rf_encode(&x->w, group_id, true, x->scratch, &x->buf) != 0)
+        return -1;
+    return pv_wire_decode(x->dec, x->buf.data, x->buf.len, x->scratch, &x->msg, NULL) == PV_OK ? 0
+                                                                                               : -1;
+}
+
+static inline void rf_wired_close(rf_wired_t *x)
+{
+    pv_wire_buf_free(&x->buf);
+    pv_wire_dec_destroy(&x->dec);
+    pv_arena_destroy(&x->scratch);
+    rf_close(&x->w);
+}
+
 #endif
