@@ -408,7 +408,7 @@ static pv_err_t s_setup(void *self, pv_errmsg_t *em)
     pv_bclient_opts_from_config(&o, cfg);
     o.role = "judge";
     uint32_t window = J->n_slots * 2u * (uint32_t)cfg->prover.max_segments;
-    window = window < 16 ? 16 : window > 4096 ? 4096 : window;
+    window = window < 64 ? 64 : window > 4096 ? 4096 : window; /* verify jobs out at once */
     if ((rc = pv_worker_new(&o, "judge", J->n_slots, &J->worker, em)) == PV_OK &&
         (rc = pv_producer_new(&o, window, &J->vprod, em)) == PV_OK)
         rc = pv_producer_new(&o, J->n_slots, &J->lprod, em);

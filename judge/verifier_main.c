@@ -72,10 +72,13 @@ static pv_err_t s_job(verifier_t *V, const pv_lease_t *l, bool *stop)
     }
     const pv_wire_verify_job_t *job = &m.verify_job;
     if (pv_policy_version(V->k.policy) < job->policy_version) {
-        int wait = l->lease_ms / 4 < 10000 ? (int)(l->lease_ms / 4) : 10000;
-        rc = pv_weights_in_wait(V->k.weights, job->policy_version, wait, stop);
-        if (rc == PV_ERR_INTERRUPTED || *stop)
-            return PV_OK; /* not acked: the broker gives the job to another verifier */
+        uint64_t wait = l->lease_ms / 4 < 10000 ? l->lease_ms / 4 : 10000;
+        uint64_t until = pv_role_mono_ms() + wait;
+        do { /* in slices, so that the learner's stop message is seen */
+            rc = pv_weights_in_wait(V->k.weights, job->policy_version, 200, stop);
+            if (rc == PV_ERR_INTERRUPTED || *stop || pv_role_should_stop(&V->rc))
+                return PV_OK; /* not acked: the broker gives the job to another verifier */
+        } while (rc == PV_ERR_TIMEOUT && pv_role_mono_ms() < until);
         if (rc == PV_ERR_TIMEOUT) {
             V->n.stale++;
             PV_LOG_WARN("verify job %llu wants policy v%llu; running with v%llu",
