@@ -59,7 +59,10 @@
 #define PV_CONFIG_actor(I, F, B, S, E)                                                             \
     I(actor, envs, 4, 1, 1024, "Environments per actor process.")                                  \
     I(actor, group_size, 8, 1, 64, "Trajectories per group (G) sampled for one task.")             \
-    F(actor, temperature, 1.0, 0.0, 100.0, "Sampling temperature; 0 = greedy.")
+    F(actor, temperature, 1.0, 0.0, 100.0,                                                         \
+      "Sampling temperature: 1 = sample from the policy, 0 = greedy (no other values yet).")        \
+    I(actor, window, 2, 1, 1024,                                                                   \
+      "Groups an actor may have submitted and not yet judged (bounds the policy lag).")
 
 #define PV_CONFIG_algorithm(I, F, B, S, E)                                                         \
     E(algorithm, adv_estimator, "prover", "grpo|prover|drgrpo|rloo|reinforce_plus_plus_baseline",  \
@@ -78,7 +81,13 @@
     I(prover, k, 4, 1, 1024, "Continuations sampled from each verified state.")                    \
     I(prover, max_segments, 2, 1, 64, "Segments proposed per group.")                              \
     I(prover, verify_budget, 2000, 0, INT64_MAX,                                                   \
-      "Environment steps a group's verification may spend; 0 = unlimited.")
+      "Environment steps a group's verification may spend; 0 = unlimited.")                        \
+    B(prover, verify_failures, false,                                                              \
+      "Also verify segments proposed from failed trajectories when sign = positive.")              \
+    I(prover, verify_timeout_ms, 60000, 100, 86400000,                                             \
+      "A group's verification ends after this (at most 3/4 of broker.lease_ms); unfinished "       \
+      "segments go out unverified.")                                                               \
+    I(prover, judge_capacity, 4, 1, 4096, "Groups one prover-judge works on at once.")
 
 #define PV_CONFIG_learner(I, F, B, S, E)                                                           \
     F(learner, lr, 1e-3, 0.0, 10.0, "Adam learning rate.")                                         \

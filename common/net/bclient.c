@@ -35,6 +35,12 @@ uint64_t pv_bclient_refused(const pv_bclient_t *self)
     return atomic_load(&((pv_bclient_t *)self)->refused);
 }
 
+int64_t pv_bclient_shutdown_ms(const pv_bclient_t *self)
+{
+    int64_t at = atomic_load(&((pv_bclient_t *)self)->shutdown_at);
+    return at ? pv_bclient_now_ms() - at : -1;
+}
+
 static pv_err_t s_copy(char *dst, size_t cap, const char *src, const char *what, pv_errmsg_t *em)
 {
     if (strlen(src) >= cap)

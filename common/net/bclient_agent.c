@@ -263,9 +263,12 @@ static void s_from_broker(agent_t *a, zmq_msg_t *frame, int64_t now)
         PV_OK)
         return; /* not from a broker we understand: ignore */
     if (m.type == PV_MSG_DISCONNECT) {
+        if (strcmp(m.disconnect.reason, "shutdown") == 0 && atomic_load(&a->c->shutdown_at) == 0)
+            atomic_store(&a->c->shutdown_at, now > 0 ? now : 1);
         s_lost(a, now);
         return;
     }
+    atomic_store(&a->c->shutdown_at, 0); /* a broker answers again */
     if (!a->heard) {
         a->heard = true;
         a->backoff = a->c->reconnect_ms;

@@ -67,6 +67,12 @@ uint64_t pv_bclient_reconnects(const pv_bclient_t *self);
  * "Security"). */
 uint64_t pv_bclient_refused(const pv_bclient_t *self);
 
+/* Milliseconds since the broker announced its shutdown (DISCONNECT with reason "shutdown")
+ * with nothing heard from a broker since, or -1 when that is not the case. The agent keeps
+ * reconnecting regardless; a process that should end with the broker (a verifier pool
+ * outside the learner's job) gives up once this exceeds its grace period. */
+int64_t pv_bclient_shutdown_ms(const pv_bclient_t *self);
+
 /* ---- worker ----------------------------------------------------------------------- */
 
 typedef struct pv_worker pv_worker_t;

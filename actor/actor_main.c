@@ -1,0 +1,242 @@
+/* actor_main.c - prover-actor: plays groups of trajectories with the current policy and
+ * submits them to the broker's "judge" service (DESIGN.md section 2).
+ *
+ * Waits for policy version >= 1 (the learner's first weights) before its first episode;
+ * then loops: next task (actor/actor_group.h), G = actor.group_size episodes (new weights
+ * are applied between episodes only, pv_weights_in_poll), the group as ROLLOUT_GROUP (with
+ * saved states for the prover estimator), submitted under job id = group id =
+ * (actor index + 1) << 40 | sequence (judge/job_ids.h). A producer window of actor.window
+ * keeps the actor at most that many groups ahead of the judge and learner, which bounds the
+ * policy lag; a broker that holds the producer back delays the actor, it loses nothing.
+ * actor.temperature: 1 samples from the policy, 0 takes the argmax (the policy interface
+ * has no temperature knob yet: other values are refused as a configuration error).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actor/actor_group.h"
+#include "common/log.h"
+#include "common/net/broker_client.h"
+#include "common/role.h"
+#include "judge/job_ids.h"
+#include "judge/role_build.h"
+
+static const char *const s_usage =
+    "usage: prover-actor [--config FILE] [section.key=value ...]\n"
+    "  Plays groups of actor.group_size episodes on training tasks with the current policy\n"
+    "  and submits them to the broker's \"judge\" service. Keys: env.*, policy.*, actor.*,\n"
+    "  algorithm.adv_estimator, run.seed, broker.endpoint (docs/config.md). Weights arrive\n"
+    "  over MPI inside the learner's job, else from the broker's relay. Stops on\n"
+    "  SIGINT/SIGTERM or the learner's stop message.\n";
+
+typedef struct counters {
+    uint64_t groups, accepted, refused, episodes, wins, env_steps, too_large;
+} counters_t;
+
+typedef struct actor {
+    pv_role_ctx_t rc;
+    pv_role_kit_t k; /* environment, policy, weights in */
+    pv_producer_t *prod;
+    pv_arena_t *arena, *wire_arena;
+    pv_wire_buf_t buf;
+    pv_traj_t *trajs;
+    pv_rng_t rng;
+    pv_actor_sched_t sched;
+    pv_actor_ctx_t ctx;
+    bool stop;
+    counters_t n;
+} actor_t;
+
+/* Read the completions that arrived: the judge's verdict on our groups. */
+static void s_drain(actor_t *A)
+{
+    pv_completion_t c;
+    while (pv_producer_recv(A->prod, 0, &c) == PV_OK) {
+        if (c.ok) {
+            A->n.accepted++;
+        } else {
+            A->n.refused++;
+            PV_LOG_WARN("group %llu refused: %s", (unsigned long long)c.job_id, c.error);
+        }
+    }
+}
+
+/* Between episodes: new weights, completions, stop. */
+static pv_err_t s_between(void *user)
+{
+    actor_t *A = user;
+    pv_err_t rc = pv_weights_in_poll(A->k.weights, &A->stop);
+    if (rc != PV_OK)
+        return rc; /* PV_ERR_INTERRUPTED (a signal) stops the actor too */
+    s_drain(A);
+    return A->stop || pv_role_should_stop(&A->rc) ? PV_ERR_INTERRUPTED : PV_OK;
+}
+
+/* Submit the encoded group, waiting while the window is full. */
+static pv_err_t s_submit(actor_t *A, uint64_t id)
+{
+    for (;;) {
+        s_drain(A);
+        pv_err_t rc = pv_producer_submit(A->prod, "judge", id, false, A->buf.data, A->buf.len, 200);
+        if (rc == PV_OK)
+            return PV_OK;
+        if (rc == PV_ERR_LIMIT) {
+            A->n.too_large++;
+            PV_LOG_WARN("group %llu (%zu bytes) is larger than the broker takes: dropped",
+                        (unsigned long long)id, A->buf.len);
+            return PV_OK;
+        }
+        if (rc != PV_ERR_TIMEOUT && rc != PV_ERR_FULL)
+            return rc;
+        if ((rc = s_between(A)) != PV_OK)
+            return rc;
+    }
+}
+
+static void s_summary(const actor_t *A, double secs, const counters_t *before)
+{
+    const counters_t *n = &A->n;
+    double s = secs > 0 ? secs : 1.0;
+    uint64_t eps = n->episodes - before->episodes;
+    PV_LOG_INFO("groups %llu sent (%llu judged, %llu refused)  episodes %llu (success %.3f)  "
+                "%.0f env steps/s  policy v%llu",
+                (unsigned long long)n->groups, (unsigned long long)n->accepted,
+                (unsigned long long)n->refused, (unsigned long long)n->episodes,
+                eps ? (double)(n->wins - before->wins) / (double)eps : 0.0,
+                (double)(n->env_steps - before->env_steps) / s,
+                (unsigned long long)pv_policy_version(A->k.policy));
+}
+
+static pv_err_t s_setup(void *self, pv_errmsg_t *em)
+{
+    actor_t *A = self;
+    const pv_config_t *cfg = &A->rc.cfg;
+    double temp = cfg->actor.temperature;
+    if (temp != 0.0 && temp != 1.0)
+        return pv_errf(em, PV_ERR_CONFIG,
+                       "actor.temperature = %g: only 1 (sample from the policy) and 0 (greedy) "
+                       "are supported",
+                       temp);
+    if (A->rc.world.index > (int)PV_ACTOR_MAX_INDEX)
+        return pv_errf(em, PV_ERR_CONFIG, "cluster.actors: at most %u actors",
+                       PV_ACTOR_MAX_INDEX + 1);
+    pv_err_t rc = pv_role_kit_new(&A->rc, &A->k, em);
+    if (rc != PV_OK)
+        return rc;
+    uint32_t G = (uint32_t)cfg->actor.group_size;
+    A->trajs = calloc(G, sizeof *A->trajs);
+    if (!A->trajs || pv_arena_new(1u << 20, 0, &A->arena) != PV_OK ||
+        pv_arena_new(1u << 16, 0, &A->wire_arena) != PV_OK)
+        return PV_ERR_NOMEM;
+    pv_wire_buf_init(&A->buf, 0);
+    uint32_t index = (uint32_t)A->rc.world.index;
+    int count = A->rc.world.count[PV_ROLE_ACTOR];
+    A->sched = (pv_actor_sched_t){.index = index,
+                                  .count = count > 0 ? (uint32_t)count : 1u,
+                                  .n_tasks = pv_env_model_n_tasks(A->k.model, PV_SPLIT_TRAIN),
+                                  .run_seed = (uint64_t)cfg->run.seed};
+    pv_rng_seed(&A->rng, pv_rng_mix((uint64_t)cfg->run.seed, 0x6163746f72u /* "actor" */), index);
+    A->ctx = (pv_actor_ctx_t){.model = A->k.model,
+                              .env = A->k.env,
+                              .policy = A->k.policy,
+                              .work = A->k.work,
+                              .rng = temp == 0.0 ? NULL : &A->rng,
+                              .arena = A->arena,
+                              .save_states = strcmp(cfg->algorithm.adv_estimator, "prover") == 0,
+                              .between = s_between,
+                              .user = A};
+    pv_bclient_opts_t o;
+    pv_bclient_opts_from_config(&o, cfg);
+    o.role = "actor";
+    return pv_role_broker_err(pv_producer_new(&o, (uint32_t)cfg->actor.window, &A->prod, em), em);
+}
+
+static void s_teardown(void *self)
+{
+    actor_t *A = self;
+    pv_producer_destroy(&A->prod);
+    pv_wire_buf_free(&A->buf);
+    pv_arena_destroy(&A->wire_arena);
+    pv_arena_destroy(&A->arena);
+    free(A->trajs);
+    pv_role_kit_free(&A->k);
+}
+
+/* Wait for the learner's first weights. PV_ERR_INTERRUPTED on a stop. */
+static pv_err_t s_wait_first_weights(actor_t *A)
+{
+    uint64_t since = pv_role_mono_ms();
+    while (pv_policy_version(A->k.policy) < 1) {
+        pv_err_t rc = pv_weights_in_wait(A->k.weights, 1, 1000, &A->stop);
+        if (A->stop || pv_role_should_stop(&A->rc) || rc == PV_ERR_INTERRUPTED)
+            return PV_ERR_INTERRUPTED;
+        if (rc != PV_OK && rc != PV_ERR_TIMEOUT)
+            return rc;
+        if (rc == PV_ERR_TIMEOUT && pv_role_mono_ms() - since >= 10000) {
+            PV_LOG_INFO("waiting for the learner's first weights");
+            since = pv_role_mono_ms();
+        }
+    }
+    return PV_OK;
+}
+
+/* Play and submit groups until a stop. Returns the exit status. */
+static int s_run(void *self)
+{
+    actor_t *A = self;
+    PV_LOG_INFO("actor %u of %u: %s, G %lld, %s, window %lld, broker %s", A->sched.index,
+                A->sched.count, pv_env_kind_name(pv_env_model_kind(A->k.model)),
+                (long long)A->rc.cfg.actor.group_size, A->ctx.rng ? "sampling" : "greedy",
+                (long long)A->rc.cfg.actor.window, A->rc.cfg.broker.endpoint);
+    const pv_config_t *cfg = &A->rc.cfg;
+    uint32_t G = (uint32_t)cfg->actor.group_size;
+    pv_err_t rc = s_wait_first_weights(A);
+    uint64_t start = pv_role_mono_ms(), last = start;
+    counters_t before = A->n, zero = {0};
+    pv_errmsg_t em = {{0}};
+    for (uint64_t seq = 0; rc == PV_OK; seq++) {
+        pv_task_t task = pv_actor_task(&A->sched, seq);
+        uint64_t id = pv_actor_job_id(A->sched.index, seq);
+        pv_cost_t cost = {0};
+        rc = pv_actor_play_group(&A->ctx, &task, G, (int64_t)id, A->trajs, &cost, &em);
+        if (rc != PV_OK)
+            break;
+        for (uint32_t i = 0; i < G; i++)
+            A->n.wins += A->trajs[i].won;
+        A->n.episodes += G;
+        A->n.env_steps += cost.env_steps;
+        pv_group_meta_t meta = {.group_id = id,
+                                .actor_id = A->sched.index,
+                                .kind = pv_env_model_kind(A->k.model),
+                                .env_name = cfg->env.name,
+                                .task = task,
+                                .created_unix_ms = pv_role_unix_ms()};
+        pv_arena_reset(A->wire_arena);
+        rc = pv_actor_encode_group(A->trajs, G, &meta, A->ctx.save_states, A->wire_arena, &A->buf,
+                                   &em);
+        if (rc == PV_OK)
+            rc = s_submit(A, id);
+        if (rc == PV_OK)
+            A->n.groups++;
+        uint64_t now = pv_role_mono_ms();
+        if (now - last >= 10000) {
+            s_summary(A, (double)(now - last) / 1000.0, &before);
+            before = A->n;
+            last = now;
+        }
+    }
+    s_summary(A, (double)(pv_role_mono_ms() - start) / 1000.0, &zero); /* the whole run */
+    if (rc == PV_ERR_INTERRUPTED)
+        return 0;
+    PV_LOG_ERROR("actor: %s%s%s", pv_strerror(rc), em.text[0] ? ": " : "", em.text);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    static actor_t A;
+    static const pv_role_main_t m = {"prover-actor", PV_ROLE_ACTOR, s_usage,
+                                     s_setup,        s_run,         s_teardown};
+    return pv_role_main(&m, &A.rc, &A, argc, argv);
+}

@@ -1,0 +1,472 @@
+/* judge_main.c - prover-judge: proposes pivotal segments of rollout groups, has them
+ * verified, and hands the credited groups to the learner (DESIGN.md section 2).
+ *
+ * Broker roles: worker on "judge" (capacity prover.judge_capacity groups), producer on
+ * "verify" (VERIFY_JOB, want_reply: the reply is the VERIFY_RESULT) and on "learn"
+ * (CREDITED_GROUP). Per group (judge/judge_group.h): decode, propose and budget, one
+ * VERIFY_JOB per side, collect the results until all are in or prover.verify_timeout_ms
+ * (at most 3/4 of the group's lease, broker.lease_ms), then the CREDITED_GROUP; the "judge" lease
+ * is acked only once the "learn" job completed, so a judge that dies loses nothing (the broker
+ * hands the group to another judge, and the learn job id = the judge job id keeps the learner from
+ * seeing it twice). The loop blocks in the broker clients with short timeouts, never spins.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "common/net/broker_client.h"
+#include "common/role.h"
+#include "judge/job_ids.h"
+#include "judge/judge_group.h"
+#include "judge/role_build.h"
+
+static const char *const s_usage =
+    "usage: prover-judge [--config FILE] [section.key=value ...]\n"
+    "  Serves the broker's \"judge\" service: for each rollout group, proposes pivotal\n"
+    "  segments (prover.judge), sends one verify job per side to \"verify\", and the\n"
+    "  credited group to \"learn\". Keys: algorithm.adv_estimator, prover.*, env.*,\n"
+    "  broker.endpoint, run.seed (docs/config.md). Stops on SIGINT/SIGTERM or the\n"
+    "  learner's stop message.\n";
+
+enum { SLOT_FREE = 0, SLOT_VERIFY, SLOT_LEARN_READY, SLOT_LEARN_SENT };
+
+typedef struct slot {
+    int state;
+    uint64_t lease_id; /* the "judge" job; also the "learn" job id */
+    uint32_t leases;   /* deliveries of it we hold (a re-delivery while we work) */
+    uint32_t seq;      /* group_seq in its verify job ids */
+    size_t next;       /* next job to submit */
+    uint64_t opened_ms;
+    pv_arena_t *arena;
+    pv_wire_msg_t msg; /* the decoded ROLLOUT_GROUP (g.wire points here) */
+    pv_jgroup_t g;
+    pv_wire_buf_t out; /* the encoded CREDITED_GROUP */
+} slot_t;
+
+typedef struct counters {
+    uint64_t groups, malformed, mixed, proposals, jobs_sent, jobs_failed, late, stray;
+    uint64_t dropped_budget, skipped_sign, missing_states, bad_results;
+    uint64_t verified, learn_failed, verify_steps, verify_tokens, redelivered;
+    double delta_sum;
+} counters_t;
+
+typedef struct judge {
+    pv_role_ctx_t rc;
+    pv_jg_opts_t jo;
+    const char *judge_name;
+    pv_env_model_t *model;
+    pv_env_t *env;
+    pv_worker_t *worker;
+    pv_producer_t *vprod, *lprod;
+    pv_wire_dec_t *dec;
+    pv_arena_t *tmp;
+    pv_wire_buf_t buf;
+    slot_t *slots;
+    uint32_t n_slots;
+    uint16_t nonce;
+    uint32_t seq;
+    pv_rng_t rng;
+    counters_t n;
+} judge_t;
+
+/* ---- leases: a new group ------------------------------------------------------------- */
+
+static slot_t *s_slot_of_lease(judge_t *J, uint64_t id)
+{
+    for (uint32_t i = 0; i < J->n_slots; i++)
+        if (J->slots[i].state != SLOT_FREE && J->slots[i].lease_id == id)
+            return &J->slots[i];
+    return NULL;
+}
+
+/* A group we cannot read: refused (ack not ok: its producer is told why), counted. */
+static void s_refuse(judge_t *J, uint64_t job_id, const char *why)
+{
+    J->n.malformed++;
+    PV_LOG_WARN("group job %llu refused: %s", (unsigned long long)job_id, why);
+    pv_worker_ack(J->worker, job_id, false, why, NULL, 0);
+}
+
+/* Finish a slot's group: ack every delivery of it we hold, free the slot. */
+static void s_release(judge_t *J, slot_t *s, bool ok, const char *why)
+{
+    for (uint32_t i = 0; i < s->leases; i++)
+        pv_worker_ack(J->worker, s->lease_id, ok, ok ? NULL : why, NULL, 0);
+    s->state = SLOT_FREE;
+}
+
+static void s_on_lease(judge_t *J, const pv_lease_t *l)
+{
+    slot_t *s = s_slot_of_lease(J, l->job_id);
+    if (s) { /* the broker re-delivered a group we are still working on */
+        s->leases++;
+        J->n.redelivered++;
+        return;
+    }
+    for (uint32_t i = 0; i < J->n_slots && !s; i++)
+        if (J->slots[i].state == SLOT_FREE)
+            s = &J->slots[i];
+    if (!s) { /* cannot happen: capacity == slots; the lease expires and is re-queued */
+        PV_LOG_ERROR("group job %llu: no free slot", (unsigned long long)l->job_id);
+        return;
+    }
+    pv_arena_reset(s->arena);
+    pv_errmsg_t em = {{0}};
+    pv_wire_msg_t *m = &s->msg;
+    pv_err_t rc = pv_wire_decode(J->dec, l->payload, l->len, s->arena, m, &em);
+    if (rc == PV_OK && m->type != PV_MSG_ROLLOUT_GROUP)
+        rc = pv_errf(&em, PV_ERR_UNKNOWN_TYPE, "a %s message, not ROLLOUT_GROUP",
+                     pv_wire_type_name(m->type) ? pv_wire_type_name(m->type) : "?");
+    uint64_t now = pv_role_mono_ms();
+    if (rc == PV_OK)
+        rc = pv_jgroup_open(&s->g, &J->jo, &m->rollout_group, now, &J->rng, s->arena, &em);
+    if (rc != PV_OK) {
+        char why[PV_ERRMSG_MAX + 32];
+        snprintf(why, sizeof why, "%s: %s", pv_errname(rc), em.text);
+        s_refuse(J, l->job_id, why);
+        return;
+    }
+    /* finish well within the lease, or the broker hands the group to another judge */
+    uint64_t lease_end = now + (uint64_t)l->lease_ms * 3u / 4u;
+    if (l->lease_ms > 0 && lease_end < s->g.deadline_ms)
+        s->g.deadline_ms = lease_end;
+    s->state = SLOT_VERIFY;
+    s->lease_id = l->job_id;
+    s->leases = 1;
+    s->seq = J->seq++;
+    s->next = 0;
+    s->opened_ms = now;
+    const pv_jg_stats_t *st = &s->g.st;
+    J->n.mixed += s->g.mixed;
+    J->n.proposals += st->proposals;
+    J->n.dropped_budget += st->dropped_budget;
+    J->n.skipped_sign += st->skipped_sign;
+    J->n.missing_states += st->missing_states;
+}
+
+/* ---- verify jobs out, results in ----------------------------------------------------- */
+
+static void s_submit_jobs(judge_t *J, slot_t *s)
+{
+    while (s->next < s->g.n_jobs) {
+        uint64_t id = pv_verify_job_id(J->nonce, s->seq, (uint32_t)s->next);
+        pv_wire_msg_t m = {.type = PV_MSG_VERIFY_JOB};
+        pv_jgroup_job_msg(&s->g, &J->jo, s->next, id, &m.verify_job);
+        pv_errmsg_t em = {{0}};
+        pv_err_t rc = pv_wire_encode(&m, NULL, &J->buf, &em);
+        if (rc == PV_OK)
+            rc = pv_producer_submit(J->vprod, "verify", id, true, J->buf.data, J->buf.len, 0);
+        if (rc == PV_ERR_TIMEOUT || rc == PV_ERR_FULL || rc == PV_ERR_INTERRUPTED)
+            return; /* the window is full (or a signal): later */
+        if (rc != PV_OK) {
+            PV_LOG_WARN("verify job %llu not sent: %s %s", (unsigned long long)id, pv_strerror(rc),
+                        em.text);
+            pv_jgroup_fail(&s->g, s->next);
+        } else {
+            J->n.jobs_sent++;
+        }
+        s->next++;
+    }
+}
+
+static void s_on_verify(judge_t *J, const pv_completion_t *c)
+{
+    uint16_t nonce;
+    uint32_t seq, j;
+    if (!pv_verify_job_id_split(c->job_id, &nonce, &seq, &j) || nonce != J->nonce) {
+        J->n.stray++;
+        return;
+    }
+    slot_t *s = NULL;
+    for (uint32_t i = 0; i < J->n_slots && !s; i++)
+        if (J->slots[i].state == SLOT_VERIFY && J->slots[i].seq == seq)
+            s = &J->slots[i];
+    if (!s || j >= s->g.n_jobs || s->g.jobs[j].resolved) {
+        J->n.late++; /* its group finished (deadline) or the broker repeated a completion */
+        return;
+    }
+    if (!c->ok) {
+        PV_LOG_DEBUG("verify job %llu failed: %s", (unsigned long long)c->job_id, c->error);
+        pv_jgroup_fail(&s->g, j);
+        return;
+    }
+    pv_arena_reset(J->tmp);
+    pv_wire_msg_t m;
+    pv_errmsg_t em = {{0}};
+    pv_err_t rc = pv_wire_decode(J->dec, c->payload, c->len, J->tmp, &m, &em);
+    if (rc == PV_OK && m.type != PV_MSG_VERIFY_RESULT)
+        rc = PV_ERR_UNKNOWN_TYPE;
+    if (rc != PV_OK) {
+        J->n.bad_results++;
+        PV_LOG_WARN("verify job %llu: unreadable result (%zu bytes): %s %s",
+                    (unsigned long long)c->job_id, c->len, pv_strerror(rc), em.text);
+        pv_jgroup_fail(&s->g, j);
+        return;
+    }
+    if (pv_jgroup_result(&s->g, j, c->job_id, &m.verify_result) == PV_ERR_DATA) {
+        J->n.bad_results++;
+        PV_LOG_WARN("verify job %llu: the result names another job", (unsigned long long)c->job_id);
+    }
+}
+
+/* ---- credited groups to the learner --------------------------------------------------- */
+
+static void s_finish(judge_t *J, slot_t *s)
+{
+    pv_jgroup_t *g = &s->g;
+    size_t verified = 0;
+    double dsum = 0.0;
+    for (size_t i = 0; i < g->n_segs; i++) {
+        float pb, pa;
+        bool ok;
+        pv_jgroup_estimate(g, i, &pb, &pa, &ok);
+        if (ok) {
+            verified++;
+            dsum += pa - pb;
+        }
+    }
+    J->n.verified += verified;
+    J->n.delta_sum += dsum;
+    J->n.jobs_failed += g->st.failed_jobs;
+    J->n.verify_steps += g->st.env_steps;
+    J->n.verify_tokens += g->st.policy_tokens;
+    pv_wire_msg_t m = {.type = PV_MSG_CREDITED_GROUP};
+    pv_errmsg_t em = {{0}};
+    pv_err_t rc =
+        pv_jgroup_credited(g, J->jo.prover ? J->judge_name : "none", s->arena, &m.credited_group);
+    if (rc == PV_OK)
+        rc = pv_wire_encode(&m, NULL, &s->out, &em);
+    if (rc != PV_OK) { /* an accepted group's credited form is larger than the schema allows */
+        char why[PV_ERRMSG_MAX + 32];
+        snprintf(why, sizeof why, "credited group: %s %s", pv_strerror(rc), em.text);
+        J->n.learn_failed++;
+        PV_LOG_WARN("group job %llu: %s", (unsigned long long)s->lease_id, why);
+        s_release(J, s, false, why);
+        return;
+    }
+    PV_LOG_DEBUG("group %llu: %zu trajectories, %s, %zu proposals, %zu jobs (%u failed), %zu "
+                 "verified, delta sum %+.3f, %llu verify steps, %llu ms",
+                 (unsigned long long)g->wire->group_id, g->n_trajs,
+                 g->mixed ? "mixed" : "no contrast", g->n_segs, g->n_jobs, g->st.failed_jobs,
+                 verified, dsum, (unsigned long long)g->st.env_steps,
+                 (unsigned long long)(pv_role_mono_ms() - s->opened_ms));
+    s->state = SLOT_LEARN_READY;
+}
+
+static void s_submit_learn(judge_t *J, slot_t *s)
+{
+    pv_err_t rc =
+        pv_producer_submit(J->lprod, "learn", s->lease_id, false, s->out.data, s->out.len, 0);
+    if (rc == PV_ERR_TIMEOUT || rc == PV_ERR_FULL || rc == PV_ERR_INTERRUPTED)
+        return;
+    if (rc != PV_OK) {
+        J->n.learn_failed++;
+        char why[96];
+        snprintf(why, sizeof why, "learn submit: %s", pv_strerror(rc));
+        PV_LOG_WARN("group job %llu: %s", (unsigned long long)s->lease_id, why);
+        s_release(J, s, false, why);
+        return;
+    }
+    s->state = SLOT_LEARN_SENT;
+}
+
+static void s_on_learn(judge_t *J, const pv_completion_t *c)
+{
+    slot_t *s = s_slot_of_lease(J, c->job_id);
+    if (!s || s->state != SLOT_LEARN_SENT) {
+        J->n.stray++;
+        return;
+    }
+    char why[4200] = "";
+    if (!c->ok) {
+        J->n.learn_failed++;
+        snprintf(why, sizeof why, "learn: %s", c->error);
+        PV_LOG_WARN("group job %llu: the learner refused it: %s", (unsigned long long)c->job_id,
+                    c->error);
+    } else {
+        J->n.groups++;
+    }
+    s_release(J, s, c->ok, why);
+}
+
+/* ---- the loop ----------------------------------------------------------------------- */
+
+static void s_summary(judge_t *J, double secs, uint64_t groups_before)
+{
+    const counters_t *n = &J->n;
+    PV_LOG_INFO(
+        "groups %llu (%.2f/s, %llu mixed, %llu refused, %llu learn failures)  "
+        "proposals %llu (budget-dropped %llu, sign-skipped %llu, no state %llu)  "
+        "verify jobs %llu (failed %llu, late %llu)  verified segments %llu  "
+        "mean delta %+.3f  verify steps %llu  tokens %llu",
+        (unsigned long long)n->groups, secs > 0 ? (double)(n->groups - groups_before) / secs : 0.0,
+        (unsigned long long)n->mixed, (unsigned long long)n->malformed,
+        (unsigned long long)n->learn_failed, (unsigned long long)n->proposals,
+        (unsigned long long)n->dropped_budget, (unsigned long long)n->skipped_sign,
+        (unsigned long long)n->missing_states, (unsigned long long)n->jobs_sent,
+        (unsigned long long)n->jobs_failed, (unsigned long long)n->late,
+        (unsigned long long)n->verified, n->verified ? n->delta_sum / (double)n->verified : 0.0,
+        (unsigned long long)n->verify_steps, (unsigned long long)n->verify_tokens);
+}
+
+/* One pass: leases, verify traffic, deadlines, learn traffic. Blocks at most ~100 ms. */
+static pv_err_t s_step(judge_t *J)
+{
+    bool busy = false, verifying = false, learning = false;
+    for (uint32_t i = 0; i < J->n_slots; i++) {
+        busy |= J->slots[i].state != SLOT_FREE;
+        verifying |= J->slots[i].state == SLOT_VERIFY && J->slots[i].g.n_jobs > 0;
+        learning |= J->slots[i].state == SLOT_LEARN_SENT;
+    }
+    pv_lease_t l;
+    pv_err_t rc;
+    int wait = busy ? 0 : 100;
+    while ((rc = pv_worker_recv(J->worker, wait, &l)) == PV_OK) {
+        s_on_lease(J, &l);
+        wait = 0;
+    }
+    if (rc != PV_ERR_TIMEOUT)
+        return rc; /* PV_ERR_INTERRUPTED: a signal, the caller stops */
+    pv_completion_t c;
+    wait = verifying ? 20 : 0;
+    while (pv_producer_recv(J->vprod, wait, &c) == PV_OK) {
+        s_on_verify(J, &c);
+        wait = 0;
+    }
+    uint64_t now = pv_role_mono_ms();
+    for (uint32_t i = 0; i < J->n_slots; i++) {
+        slot_t *s = &J->slots[i];
+        if (s->state != SLOT_VERIFY)
+            continue;
+        s_submit_jobs(J, s);
+        size_t expired = pv_jgroup_expire(&s->g, now);
+        if (expired)
+            PV_LOG_WARN("group %llu: %zu verify jobs unanswered after %llu ms: sent unverified",
+                        (unsigned long long)s->g.wire->group_id, expired,
+                        (unsigned long long)J->jo.timeout_ms);
+        if (pv_jgroup_done(&s->g))
+            s_finish(J, s);
+        if (s->state == SLOT_LEARN_READY)
+            s_submit_learn(J, s);
+    }
+    wait = learning ? 20 : 0;
+    while (pv_producer_recv(J->lprod, wait, &c) == PV_OK) {
+        s_on_learn(J, &c);
+        wait = 0;
+    }
+    for (uint32_t i = 0; i < J->n_slots; i++)
+        if (J->slots[i].state == SLOT_LEARN_READY)
+            s_submit_learn(J, &J->slots[i]);
+    if (busy && !verifying && !learning) { /* e.g. waiting for room in the learn window */
+        struct timespec ts = {0, 5000000L};
+        nanosleep(&ts, NULL);
+    }
+    return PV_OK;
+}
+
+/* ---- set-up ------------------------------------------------------------------------- */
+
+static pv_err_t s_setup(void *self, pv_errmsg_t *em)
+{
+    judge_t *J = self;
+    const pv_config_t *cfg = &J->rc.cfg;
+    pv_judge_kind_t kind;
+    if (pv_judge_kind_parse(cfg->prover.judge, &kind) != PV_OK)
+        return pv_errf(em, PV_ERR_CONFIG, "prover.judge: unknown judge '%s'", cfg->prover.judge);
+    pv_err_t rc = pv_role_env_new(cfg, &J->model, &J->env, em);
+    if (rc != PV_OK)
+        return rc;
+    bool positive = strcmp(cfg->prover.sign, "positive") == 0;
+    J->jo = (pv_jg_opts_t){.prover = strcmp(cfg->algorithm.adv_estimator, "prover") == 0,
+                           .judge = kind,
+                           .k = (uint32_t)cfg->prover.k,
+                           .max_segments = (uint32_t)cfg->prover.max_segments,
+                           .verify_budget = (uint64_t)cfg->prover.verify_budget,
+                           .verify_failures = cfg->prover.verify_failures || !positive,
+                           .max_steps = pv_env_model_max_steps(J->model),
+                           .run_seed = (uint64_t)cfg->run.seed,
+                           .timeout_ms = (uint64_t)cfg->prover.verify_timeout_ms,
+                           .env = kind == PV_JUDGE_ORACLE ? J->env : NULL};
+    J->judge_name = pv_judge_kind_name(kind);
+    J->n_slots = (uint32_t)cfg->prover.judge_capacity;
+    J->nonce = pv_judge_nonce((uint32_t)J->rc.world.index);
+    pv_rng_seed(&J->rng, pv_rng_mix((uint64_t)cfg->run.seed, 0x6a75646765u /* "judge" */),
+                (uint64_t)J->rc.world.index);
+    J->slots = calloc(J->n_slots, sizeof *J->slots);
+    if (!J->slots || pv_wire_dec_new(NULL, &J->dec) != PV_OK ||
+        pv_arena_new(0, 64u << 20, &J->tmp) != PV_OK)
+        return PV_ERR_NOMEM;
+    for (uint32_t i = 0; i < J->n_slots; i++) {
+        pv_wire_buf_init(&J->slots[i].out, 0);
+        if (pv_arena_new(1u << 20, (size_t)1 << 30, &J->slots[i].arena) != PV_OK)
+            return PV_ERR_NOMEM;
+    }
+    pv_wire_buf_init(&J->buf, 0);
+    pv_bclient_opts_t o;
+    pv_bclient_opts_from_config(&o, cfg);
+    o.role = "judge";
+    uint32_t window = J->n_slots * 2u * (uint32_t)cfg->prover.max_segments;
+    window = window < 64 ? 64 : window > 4096 ? 4096 : window; /* verify jobs out at once */
+    if ((rc = pv_worker_new(&o, "judge", J->n_slots, &J->worker, em)) == PV_OK &&
+        (rc = pv_producer_new(&o, window, &J->vprod, em)) == PV_OK)
+        rc = pv_producer_new(&o, J->n_slots, &J->lprod, em);
+    return pv_role_broker_err(rc, em);
+}
+
+static void s_teardown(void *self)
+{
+    judge_t *J = self;
+    pv_worker_destroy(&J->worker); /* first: our unfinished groups go back to the queue */
+    pv_producer_destroy(&J->vprod);
+    pv_producer_destroy(&J->lprod);
+    for (uint32_t i = 0; J->slots && i < J->n_slots; i++) {
+        pv_arena_destroy(&J->slots[i].arena);
+        pv_wire_buf_free(&J->slots[i].out);
+    }
+    free(J->slots);
+    pv_wire_buf_free(&J->buf);
+    pv_arena_destroy(&J->tmp);
+    pv_wire_dec_destroy(&J->dec);
+    pv_env_destroy(&J->env);
+    pv_env_model_destroy(&J->model);
+}
+
+/* Judge groups until a stop. Returns the exit status. */
+static int s_run(void *self)
+{
+    judge_t *J = self;
+    PV_LOG_INFO("judge %s (estimator %s): k %u, max_segments %u, budget %llu steps, %u groups "
+                "at once, broker %s",
+                J->judge_name, J->rc.cfg.algorithm.adv_estimator, J->jo.k, J->jo.max_segments,
+                (unsigned long long)J->jo.verify_budget, J->n_slots, J->rc.cfg.broker.endpoint);
+    uint64_t start = pv_role_mono_ms(), last = start, groups_before = 0;
+    int status = 0;
+    while (!pv_role_should_stop(&J->rc)) {
+        pv_err_t rc = s_step(J);
+        if (rc == PV_ERR_INTERRUPTED)
+            break;
+        if (rc != PV_OK) {
+            PV_LOG_ERROR("broker client: %s", pv_strerror(rc));
+            status = 1;
+            break;
+        }
+        uint64_t now = pv_role_mono_ms();
+        if (now - last >= 10000) {
+            s_summary(J, (double)(now - last) / 1000.0, groups_before);
+            groups_before = J->n.groups;
+            last = now;
+        }
+    }
+    s_summary(J, (double)(pv_role_mono_ms() - start) / 1000.0, 0); /* the whole run */
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    static judge_t J;
+    static const pv_role_main_t m = {"prover-judge", PV_ROLE_JUDGE, s_usage,
+                                     s_setup,        s_run,         s_teardown};
+    return pv_role_main(&m, &J.rc, &J, argc, argv);
+}

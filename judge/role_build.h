@@ -1,0 +1,68 @@
+/* role_build.h - what prover-actor, prover-judge and prover-verifier build from the run
+ * configuration at start-up, with errors that name the configuration keys, and the exit
+ * status every role uses (0 normal stop, 2 bad configuration, 1 runtime failure).
+ */
+#ifndef PV_JUDGE_ROLE_BUILD_H
+#define PV_JUDGE_ROLE_BUILD_H
+
+#include "common/config.h"
+#include "common/env/env.h"
+#include "common/err.h"
+#include "common/policy/policy.h"
+#include "common/role.h"
+
+/* Exit status for an error at start-up: 2 for a bad configuration (PV_ERR_CONFIG,
+ * PV_ERR_PARSE, PV_ERR_IO, PV_ERR_DATA, PV_ERR_INVAL, PV_ERR_RANGE: the user can fix it in
+ * the config or its files), 1 for anything else. */
+int pv_role_exit_status(pv_err_t err);
+
+/* The environment model of cfg->env.* and one instance. Errors (detail in `em`, naming
+ * env.name / env.data_path): the model's (PV_ERR_INVAL, PV_ERR_IO, PV_ERR_DATA),
+ * PV_ERR_NOMEM. On error nothing is left allocated. */
+pv_err_t pv_role_env_new(const pv_config_t *cfg, pv_env_model_t **model, pv_env_t **env,
+                         pv_errmsg_t *em);
+
+/* The policy of cfg->policy.* (random init from run.seed: the learner's weights replace
+ * it) and a work area. Errors: PV_ERR_INVAL naming the policy.* keys, PV_ERR_NOMEM. */
+pv_err_t pv_role_policy_new(const pv_config_t *cfg, pv_policy_t **policy, pv_policy_work_t **work,
+                            pv_errmsg_t *em);
+
+/* A broker client's PV_ERR_INVAL at start-up is a bad broker.endpoint: turned into
+ * PV_ERR_CONFIG naming the key (the detail already in `em` is kept); other codes pass. */
+pv_err_t pv_role_broker_err(pv_err_t err, pv_errmsg_t *em);
+
+/* What a role that plays the policy holds (actors, verifiers): the environment, the
+ * policy and the weights coming in. */
+typedef struct pv_role_kit {
+    pv_env_model_t *model;
+    pv_env_t *env;
+    pv_policy_t *policy;
+    pv_policy_work_t *work;
+    pv_weights_in_t *weights;
+} pv_role_kit_t;
+
+/* Build the kit from rc->cfg (pv_role_env_new, pv_role_policy_new, pv_weights_in_new).
+ * Errors: theirs, broker.endpoint problems as PV_ERR_CONFIG. On error the caller still
+ * calls pv_role_kit_free. */
+pv_err_t pv_role_kit_new(pv_role_ctx_t *rc, pv_role_kit_t *kit, pv_errmsg_t *em);
+
+/* Free what the kit holds (NULL members are skipped); zeroes it. */
+void pv_role_kit_free(pv_role_kit_t *kit);
+
+/* A role's main, the same for every role: pv_role_start (a `--help` prints `usage` and
+ * exits 0; a bad command line exits 2), setup (its error logged, exit status from
+ * pv_role_exit_status), run (returns the exit status), teardown (always), then
+ * pv_world_finalize. `self` is the role's state; `rc` its pv_role_ctx_t inside it. */
+typedef struct pv_role_main {
+    const char *prog; /* "prover-actor", for messages before logging is set up */
+    pv_role_t role;
+    const char *usage;
+    pv_err_t (*setup)(void *self, pv_errmsg_t *em);
+    int (*run)(void *self);
+    void (*teardown)(void *self);
+} pv_role_main_t;
+
+/* Run `m` as the process's main; returns the exit status. */
+int pv_role_main(const pv_role_main_t *m, pv_role_ctx_t *rc, void *self, int argc, char **argv);
+
+#endif

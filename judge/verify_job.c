@@ -1,0 +1,93 @@
+/* verify_job.c - one VERIFY_JOB's continuations; see verify_job.h. */
+#include "judge/verify_job.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "learner/rollout.h"
+
+static uint64_t s_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+pv_err_t pv_vjob_view(const pv_wire_verify_job_t *job, pv_arena_t *arena, pv_traj_t *view,
+                      size_t *t, pv_errmsg_t *em)
+{
+    memset(view, 0, sizeof *view);
+    if (job->n_history == 0 || job->n_history % 2 == 0)
+        return pv_errf(em, PV_ERR_DATA,
+                       "verify job %llu: %u history texts; expected o_0, a_0, ..., o_t (odd)",
+                       (unsigned long long)job->job_id, job->n_history);
+    if (job->state.len == 0)
+        return pv_errf(em, PV_ERR_DATA, "verify job %llu: no state",
+                       (unsigned long long)job->job_id);
+    if (job->k == 0)
+        return pv_errf(em, PV_ERR_DATA, "verify job %llu: k = 0", (unsigned long long)job->job_id);
+    size_t s = (job->n_history - 1) / 2;
+    view->task_text = job->task_text;
+    view->texts = pv_arena_calloc(arena, job->n_history, sizeof *view->texts);
+    view->steps = pv_arena_calloc(arena, s ? s : 1, sizeof *view->steps);
+    view->states = pv_arena_calloc(arena, s + 2, sizeof *view->states);
+    view->state_len = pv_arena_calloc(arena, s + 2, sizeof *view->state_len);
+    if (!view->texts || !view->steps || !view->states || !view->state_len)
+        return pv_errf(em, PV_ERR_NOMEM, "verify job: arena full");
+    memcpy(view->texts, job->history, job->n_history * sizeof *view->texts);
+    view->states[s] = (uint8_t *)job->state.ptr;
+    view->state_len[s] = job->state.len;
+    view->n_steps = s + 1;
+    view->group = (int64_t)(job->group_id & (uint64_t)INT64_MAX);
+    *t = s;
+    return PV_OK;
+}
+
+pv_err_t pv_vjob_run(const pv_vjob_ctx_t *ctx, const pv_wire_verify_job_t *job,
+                     pv_wire_verify_result_t *out, pv_errmsg_t *em)
+{
+    uint64_t t0 = s_mono_ms();
+    pv_env_kind_t kind = pv_env_model_kind(ctx->model);
+    if (job->env.kind != (uint8_t)kind)
+        return pv_errf(em, PV_ERR_INVAL,
+                       "verify job %llu is for environment kind %u (%s); this "
+                       "verifier runs %s",
+                       (unsigned long long)job->job_id, job->env.kind, job->env.name,
+                       pv_env_kind_name(kind));
+    pv_arena_reset(ctx->view_arena);
+    pv_traj_t view;
+    size_t t;
+    pv_err_t rc = pv_vjob_view(job, ctx->view_arena, &view, &t, em);
+    if (rc != PV_OK)
+        return rc;
+    pv_rng_t rng;
+    pv_rng_seed(&rng, job->seed, 0);
+    pv_rollout_opts_t ro = {.max_steps = job->max_steps};
+    pv_cost_t cost = {0};
+    uint32_t wins = 0;
+    for (uint32_t i = 0; i < job->k; i++) {
+        pv_arena_reset(ctx->arena);
+        bool won = false;
+        rc = pv_rollout_continue(ctx->model, ctx->env, &view, t, ctx->policy, ctx->work, &rng, &ro,
+                                 ctx->arena, &won, &cost, em);
+        if (rc != PV_OK)
+            return rc;
+        wins += won;
+    }
+    uint64_t ms = s_mono_ms() - t0;
+    *out = (pv_wire_verify_result_t){
+        .job_id = job->job_id,
+        .group_id = job->group_id,
+        .segment_id = job->segment_id,
+        .side = job->side,
+        .k = job->k,
+        .successes = wins,
+        .reward_sum = (float)wins,
+        .env_steps = cost.env_steps,
+        .policy_tokens = cost.decisions,
+        .policy_version = pv_policy_version(ctx->policy),
+        .verifier_id = ctx->verifier_id,
+        .wall_ms = ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms,
+    };
+    return PV_OK;
+}

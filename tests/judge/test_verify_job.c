@@ -1,0 +1,206 @@
+/* test_verify_job.c - the verifier's work on VERIFY_JOBs built by the judge from a real
+ * ALFWorld rollout group and sent through the wire: the trajectory view continues exactly as
+ * the original trajectory does (same state, history, policy and seed give the same
+ * continuations), and hostile jobs are refused without a crash. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "judge/job_ids.h"
+#include "judge/judge_group.h"
+#include "judge/verify_job.h"
+#include "roles_fixture.h"
+
+typedef struct s_fix {
+    rf_wired_t x; /* the mixed group, decoded */
+    pv_arena_t *garena, *jarena, *view_arena, *arena, *ref_arena;
+    pv_vjob_ctx_t ctx;
+    pv_jgroup_t g; /* the judge's exhaustive plan of the group */
+    pv_jg_opts_t o;
+    pv_wire_buf_t bytes; /* a job's bytes */
+} s_fix_t;
+
+static s_fix_t s_f;
+
+static int s_setup(void **state)
+{
+    s_fix_t *f = &s_f;
+    pv_wire_buf_init(&f->bytes, 0);
+    if (rf_wired_open(&f->x, 42) != 0 || pv_arena_new(0, 0, &f->garena) != PV_OK ||
+        pv_arena_new(0, 0, &f->jarena) != PV_OK || pv_arena_new(0, 0, &f->view_arena) != PV_OK ||
+        pv_arena_new(0, 0, &f->arena) != PV_OK || pv_arena_new(0, 0, &f->ref_arena) != PV_OK)
+        return -1;
+    /* the judge's exhaustive plan: a job for every step of every trajectory */
+    f->o = (pv_jg_opts_t){.prover = true,
+                          .judge = PV_JUDGE_EXHAUSTIVE,
+                          .k = 3,
+                          .verify_failures = true,
+                          .max_steps = pv_env_model_max_steps(f->x.w.model),
+                          .run_seed = 11,
+                          .timeout_ms = 1000};
+    pv_rng_t rng;
+    pv_rng_seed(&rng, 1, 1);
+    if (pv_jgroup_open(&f->g, &f->o, &f->x.msg.rollout_group, 0, &rng, f->garena, NULL) != PV_OK)
+        return -1;
+    f->ctx = (pv_vjob_ctx_t){.model = f->x.w.model,
+                             .env = f->x.w.env,
+                             .policy = f->x.w.policy,
+                             .work = f->x.w.work,
+                             .view_arena = f->view_arena,
+                             .arena = f->arena,
+                             .verifier_id = 3};
+    *state = f;
+    return 0;
+}
+
+static int s_teardown(void **state)
+{
+    s_fix_t *f = *state;
+    pv_arena_destroy(&f->ref_arena);
+    pv_arena_destroy(&f->arena);
+    pv_arena_destroy(&f->view_arena);
+    pv_wire_buf_free(&f->bytes);
+    pv_arena_destroy(&f->jarena);
+    pv_arena_destroy(&f->garena);
+    rf_wired_close(&f->x);
+    return 0;
+}
+
+/* Job j of the judge's plan, encoded and decoded as the verifier receives it. */
+static pv_wire_verify_job_t s_job(s_fix_t *f, size_t j)
+{
+    pv_wire_msg_t m = {.type = PV_MSG_VERIFY_JOB};
+    pv_jgroup_job_msg(&f->g, &f->o, j, pv_verify_job_id(1, 1, (uint32_t)j), &m.verify_job);
+    assert_int_equal(pv_wire_encode(&m, NULL, &f->bytes, NULL), PV_OK);
+    pv_arena_reset(f->jarena);
+    pv_wire_msg_t back;
+    assert_int_equal(pv_wire_decode(f->x.dec, f->bytes.data, f->bytes.len, f->jarena, &back, NULL),
+                     PV_OK);
+    assert_int_equal(back.type, PV_MSG_VERIFY_JOB);
+    return back.verify_job;
+}
+
+/* The view has the job's history and state at step t and says the episode goes on. */
+static void test_view(void **state)
+{
+    s_fix_t *f = *state;
+    const pv_jgroup_t *g = &f->g;
+    for (size_t j = 0; j < g->n_jobs; j += 7) {
+        pv_wire_verify_job_t job = s_job(f, j);
+        pv_traj_t v;
+        size_t t;
+        assert_int_equal(pv_vjob_view(&job, f->view_arena, &v, &t, NULL), PV_OK);
+        const pv_traj_t *tr = &f->x.w.trajs[g->jobs[j].traj];
+        assert_int_equal(t, g->jobs[j].t);
+        assert_int_equal(v.n_steps, t + 1);
+        for (size_t h = 0; h <= 2 * t; h++)
+            assert_string_equal(v.texts[h], tr->texts[h]);
+        assert_int_equal(v.state_len[t], tr->state_len[t]);
+        assert_memory_equal(v.states[t], tr->states[t], tr->state_len[t]);
+        assert_string_equal(v.task_text, tr->task_text);
+    }
+}
+
+/* From the job alone the verifier reproduces what continuing the actor's own trajectory at
+ * step t gives with the same policy and seed: same successes, same cost. */
+static void test_continuations_match_the_trajectory(void **state)
+{
+    s_fix_t *f = *state;
+    const pv_jgroup_t *g = &f->g;
+    for (size_t j = 0; j < g->n_jobs; j += 3) {
+        pv_wire_verify_job_t job = s_job(f, j);
+        pv_wire_verify_result_t r;
+        pv_errmsg_t em = {{0}};
+        assert_int_equal(pv_vjob_run(&f->ctx, &job, &r, &em), PV_OK);
+        /* reference: the original trajectory, the seed the job carries */
+        const pv_traj_t *tr = &f->x.w.trajs[g->jobs[j].traj];
+        pv_rng_t rng;
+        pv_rng_seed(&rng, job.seed, 0);
+        pv_rollout_opts_t ro = {.max_steps = job.max_steps};
+        pv_cost_t cost = {0};
+        uint32_t wins = 0;
+        for (uint32_t i = 0; i < job.k; i++) {
+            pv_arena_reset(f->ref_arena);
+            bool won;
+            assert_int_equal(pv_rollout_continue(f->x.w.model, f->x.w.env, tr, g->jobs[j].t,
+                                                 f->x.w.policy, f->x.w.work, &rng, &ro,
+                                                 f->ref_arena, &won, &cost, NULL),
+                             PV_OK);
+            wins += won;
+        }
+        assert_int_equal(r.job_id, job.job_id);
+        assert_int_equal(r.group_id, 42);
+        assert_int_equal(r.segment_id, job.segment_id);
+        assert_int_equal(r.side, job.side);
+        assert_int_equal(r.k, 3);
+        assert_int_equal(r.successes, wins);
+        assert_int_equal(r.env_steps, cost.env_steps);
+        assert_int_equal(r.policy_tokens, cost.decisions);
+        assert_true(r.env_steps > 0);
+        assert_int_equal(r.verifier_id, 3);
+        assert_int_equal(r.policy_version, pv_policy_version(f->x.w.policy));
+        /* the result passes the wire's own checks (successes <= k, ...) */
+        pv_wire_msg_t m = {.type = PV_MSG_VERIFY_RESULT, .verify_result = r};
+        assert_int_equal(pv_wire_encode(&m, NULL, &f->bytes, NULL), PV_OK);
+    }
+}
+
+/* Hostile jobs: refused with an error, never a crash. */
+static void test_hostile_jobs(void **state)
+{
+    s_fix_t *f = *state;
+    const pv_jgroup_t *g = &f->g;
+    pv_wire_verify_job_t good = s_job(f, g->n_jobs / 2), job;
+    pv_wire_verify_result_t r;
+    pv_errmsg_t em = {{0}};
+    job = good;
+    job.n_history = good.n_history - 1; /* ends with an action */
+    assert_int_equal(pv_vjob_run(&f->ctx, &job, &r, &em), PV_ERR_DATA);
+    assert_non_null(strstr(em.text, "history"));
+    job = good;
+    job.n_history = 0;
+    assert_int_equal(pv_vjob_run(&f->ctx, &job, &r, &em), PV_ERR_DATA);
+    job = good;
+    job.state = (pv_wire_bin_t){NULL, 0};
+    assert_int_equal(pv_vjob_run(&f->ctx, &job, &r, &em), PV_ERR_DATA);
+    job = good;
+    job.k = 0;
+    assert_int_equal(pv_vjob_run(&f->ctx, &job, &r, &em), PV_ERR_DATA);
+    job = good;
+    job.env.kind = PV_ENV_WEBSHOP;
+    assert_int_equal(pv_vjob_run(&f->ctx, &job, &r, &em), PV_ERR_INVAL);
+    assert_non_null(strstr(em.text, "alfworld"));
+    /* damaged state bytes: truncated, and every byte flipped in turn (sampled) */
+    uint8_t copy[1 << 16];
+    assert_true(good.state.len <= sizeof copy);
+    job = good;
+    job.state.len = good.state.len / 2;
+    assert_true(pv_vjob_run(&f->ctx, &job, &r, &em) != PV_OK);
+    size_t refused = 0;
+    for (size_t i = 0; i < good.state.len; i += 13) {
+        memcpy(copy, good.state.ptr, good.state.len);
+        copy[i] ^= 0xA5;
+        job = good;
+        job.state = (pv_wire_bin_t){copy, good.state.len};
+        job.k = 1;
+        if (pv_vjob_run(&f->ctx, &job, &r, &em) != PV_OK)
+            refused++;
+        else
+            assert_true(r.successes <= 1);
+    }
+    assert_true(refused > 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_view),
+        cmocka_unit_test(test_continuations_match_the_trajectory),
+        cmocka_unit_test(test_hostile_jobs),
+    };
+    return cmocka_run_group_tests(tests, s_setup, s_teardown);
+}
