@@ -254,6 +254,11 @@ void pv_weights_out_destroy(pv_weights_out_t **out)
     *out = NULL;
 }
 
+uint32_t pv_weights_out_progress(pv_weights_out_t *out)
+{
+    return out->mpi ? pv_wsync_progress(out->mpi) : 0;
+}
+
 pv_err_t pv_weights_out_publish(pv_weights_out_t *out, const pv_policy_t *policy)
 {
     const float *p = pv_policy_params_const(policy);

@@ -88,4 +88,8 @@ void pv_weights_out_destroy(pv_weights_out_t **out);
  * dead subscribers). Errors: PV_ERR_MPI, PV_ERR_NET, PV_ERR_NOMEM. */
 pv_err_t pv_weights_out_publish(pv_weights_out_t *out, const pv_policy_t *policy);
 
+/* Move pending MPI sends along (call it while waiting for something else: large messages
+ * travel only while the sender makes MPI calls). Returns the subscribers still receiving. */
+uint32_t pv_weights_out_progress(pv_weights_out_t *out);
+
 #endif

@@ -202,6 +202,12 @@ pv_err_t pv_wsync_stop(pv_wsync_pub_t *self, int timeout_ms, int *n_unreached)
     return PV_OK;
 }
 
+uint32_t pv_wsync_progress(pv_wsync_pub_t *self)
+{
+    s_reap(self);
+    return self->stats.lagging;
+}
+
 pv_wsync_pub_stats_t pv_wsync_pub_stats(pv_wsync_pub_t *self)
 {
     s_reap(self);

@@ -64,6 +64,11 @@ pv_err_t pv_wsync_stop(pv_wsync_pub_t *self, int timeout_ms, int *n_unreached);
 /* Counters so far. */
 pv_wsync_pub_stats_t pv_wsync_pub_stats(pv_wsync_pub_t *self);
 
+/* Drive pending sends (MPI moves large messages only while the sender makes MPI calls):
+ * call it regularly while waiting on something else. Returns the subscribers whose send is
+ * still pending. */
+uint32_t pv_wsync_progress(pv_wsync_pub_t *self);
+
 /* Subscriber on a non-root rank; posts its first receive. Errors: PV_ERR_INVAL,
  * PV_ERR_NOMEM, PV_ERR_MPI. */
 pv_err_t pv_wsync_sub_new(MPI_Comm comm, int root, size_t n_params, pv_wsync_sub_t **out);

@@ -262,7 +262,10 @@ static pv_err_t s_collect(s_learner_t *s, pv_errmsg_t *em)
             pv_role_mono_ms() - s->t0_ms > (uint64_t)c->run.time_limit_s * 1000u)
             return PV_ERR_TIMEOUT;
         pv_lease_t lease;
-        pv_err_t err = pv_worker_recv(s->worker, 200, &lease);
+        /* while weights are on their way, wake often to move them (MPI progresses only
+         * inside MPI calls); otherwise block longer */
+        int wait_ms = pv_weights_out_progress(s->wout) > 0 ? 5 : 200;
+        pv_err_t err = pv_worker_recv(s->worker, wait_ms, &lease);
         if (err == PV_ERR_TIMEOUT) {
             if (pv_role_mono_ms() - last_wait_log > 30000) {
                 PV_LOG_INFO("waiting for groups (%zu of %lld in this batch)",

@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the training pipeline under mpirun on loopback (issue 7).
+
+    test_pipeline.py learn | faults | resume | addpool
+
+Each scenario launches a whole prover job with cluster/launch (broker, learner, judge,
+verifiers, actors in one MPMD mpirun job) on easy generated ALFWorld games with a private
+broker port and output folder, watches it through prover-stats, and checks what a user
+would: the summary, the metrics lines and the broker's counters.
+  learn    success on held-out games rises well above the untrained policy's
+  faults   kill -9 of one actor and one verifier mid-run: the run completes, the broker
+           re-queues the dead verifier's lease, no job is dropped, no group counted twice
+  resume   a run resumed from a checkpoint continues at the next iteration and version
+  addpool  a verifier pool started later with its own mpirun (cluster/add-verifiers)
+           receives the current weights from the broker relay and takes the jobs
+Exit status 0 = pass, 1 = fail (with the reason), 77 = skipped (no mpirun).
+"""
+import glob
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+SRC = os.environ.get("PV_SOURCE_DIR", os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+BUILD = os.environ.get("PV_BUILD_DIR", os.path.join(SRC, "build"))
+BIN = os.path.join(BUILD, "bin")
+
+EASY = ["env.name=alfworld", "env.max_steps=30", "env.gen_receptacles=6",
+        "env.gen_distractors=4", "env.gen_task_types=2", "actor.group_size=8",
+        "learner.batch_groups=8", "learner.lr=0.003", "prover.k=4", "prover.max_segments=2",
+        "algorithm.adv_estimator=prover", "broker.heartbeat_ms=200", "broker.liveness=3",
+        "broker.lease_ms=4000", "broker.metrics_port=0", "learner.checkpoint_every=0",
+        "run.time_limit_s=240"]
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Fail(what)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Job:
+    """One prover job launched with cluster/launch, logging to out/job.log."""
+
+    def __init__(self, out, extra, port):
+        self.out = out
+        self.port = port
+        self.args = EASY + ["run.out_dir=" + out, "broker.bind=tcp://127.0.0.1:%d" % port,
+                            "broker.endpoint=tcp://127.0.0.1:%d" % port] + extra
+        os.makedirs(out, exist_ok=True)
+        self.log = open(os.path.join(out, "job.log"), "w")
+        self.proc = subprocess.Popen(
+            [os.path.join(SRC, "cluster", "launch"), "--build", BUILD] + self.args,
+            stdout=self.log, stderr=subprocess.STDOUT, cwd=SRC, start_new_session=True)
+
+    def wait(self, timeout):
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+            raise Fail("the job did not finish within %d s (log: %s)" % (timeout, self.log.name))
+
+    def kill(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def stats(self):
+        r = subprocess.run([os.path.join(BIN, "prover-stats"), "--json",
+                            "broker.endpoint=tcp://127.0.0.1:%d" % self.port],
+                           capture_output=True, text=True, timeout=10)
+        return json.loads(r.stdout) if r.returncode == 0 else None
+
+    def metrics(self):
+        path = os.path.join(self.out, "metrics.jsonl")
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
+            return [json.loads(line) for line in f if line.strip()]
+
+    def iteration(self):
+        train = [m for m in self.metrics() if m["kind"] == "train"]
+        return train[-1]["iteration"] if train else 0
+
+    def summary(self):
+        path = os.path.join(self.out, "summary.json")
+        check(os.path.exists(path), "no summary.json (log: %s)" % self.log.name)
+        with open(path) as f:
+            return json.load(f)
+
+    def pids(self, exe):
+        r = subprocess.run(["pgrep", "-f", "^[^ ]*/%s .*run.out_dir=%s( |$)" % (exe, self.out)],
+                           capture_output=True, text=True)
+        return [int(p) for p in r.stdout.split()]
+
+
+def wait_until(cond, timeout, what):
+    end = time.time() + timeout
+    while time.time() < end:
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.1)
+    raise Fail("timed out waiting for " + what)
+
+
+def service(stats, name):
+    return next(s for s in stats["services"] if s["name"] == name)
+
+
+def scenario_learn(tmp):
+    job = Job(os.path.join(tmp, "learn"), ["run.iterations=80", "learner.eval_every=80",
+                                           "learner.eval_tasks=200"], free_port())
+    check(job.wait(300) == 0, "cluster/launch failed")
+    s = job.summary()
+    m = job.metrics()
+    train = [x for x in m if x["kind"] == "train"]
+    evals = [x for x in m if x["kind"] == "eval"]
+    check(len(train) == 80 and [x["iteration"] for x in train] == list(range(1, 81)),
+          "expected train lines 1..80")
+    check(len(evals) == 2, "expected an evaluation before and after")
+    before, after = s["eval_success_before"], s["eval_success_after"]
+    print("held-out success %.3f -> %.3f, %d segments verified, %d+%d env steps" % (
+        before, after, s["segments_verified"], s["rollout_env_steps"], s["verify_env_steps"]))
+    check(after >= before + 0.25, "held-out success %.3f -> %.3f: no clear learning" % (before, after))
+    check(s["segments_verified"] > 0 and s["verify_env_steps"] > 0, "nothing was verified")
+    check(s["malformed"] == 0 and s["groups"] == 8 * 80, "groups or malformed counts off")
+    check(max(x["policy_lag_max"] for x in train) <= 2, "policy lag above learner.max_policy_lag")
+    check(os.path.exists(os.path.join(job.out, "checkpoint.safetensors")), "no final checkpoint")
+
+
+def scenario_faults(tmp):
+    job = Job(os.path.join(tmp, "faults"), ["run.iterations=160", "learner.eval_every=0",
+                                            "cluster.actors=3", "cluster.verifiers=2"],
+              free_port())
+    try:
+        wait_until(lambda: job.iteration() >= 10, 120, "iteration 10")
+        # a verifier holding a lease, and an actor
+        def busy_verifier():
+            st = job.stats()
+            if not st:
+                return None
+            for w in st["workers"]:
+                if w["service"] == "verify" and w["in_flight"] > 0:
+                    return w["pid"]
+            return None
+        vpid = wait_until(busy_verifier, 60, "a verifier holding a lease")
+        apids = job.pids("prover-actor")
+        check(len(apids) == 3, "expected 3 actors, found %s" % apids)
+        os.kill(vpid, signal.SIGKILL)
+        os.kill(apids[0], signal.SIGKILL)
+        killed_at = job.iteration()
+        print("killed verifier %d and actor %d at iteration %d" % (vpid, apids[0], killed_at))
+        snaps = []
+        def keep_stats():
+            st = job.stats()
+            if st:
+                snaps.append(st)
+            return job.proc.poll() is not None or job.iteration() >= 150
+        wait_until(keep_stats, 240, "the run to go on after the kills")
+        check(job.wait(120) == 0, "cluster/launch failed after the kills")
+    finally:
+        job.kill()
+    s = job.summary()
+    check(s["iterations"] == 160, "the run stopped at %d of 160 iterations" % s["iterations"])
+    check(snaps, "no broker stats after the kills")
+    last = snaps[-1]
+    verify = service(last, "verify")
+    print("verify counters after the kills: %s" % verify["counters"])
+    check(verify["counters"]["requeued"] + verify["counters"]["expired"] >= 1,
+          "the dead verifier's lease was not re-queued")
+    for name in ("judge", "verify", "learn"):
+        svc = service(last, name)
+        check(svc["dropped"]["max_attempts"] == 0, "%s dropped a job" % name)
+        c = svc["counters"]
+        # every job is acked, or still queued / leased: nothing vanished inside the broker
+        check(c["enqueued"] == c["acked"] + svc["queued_msgs"] + svc["inflight_msgs"],
+              "%s: enqueued %d != acked %d + queued %d + in flight %d" % (
+                  name, c["enqueued"], c["acked"], svc["queued_msgs"], svc["inflight_msgs"]))
+    groups = sum(x["groups"] for x in job.metrics() if x["kind"] == "train")
+    check(groups == s["groups"] == 160 * 8, "trained groups %d, summary %d" % (groups, s["groups"]))
+    print("duplicates refused by the learner: %d" % s["dropped_duplicate"])
+
+
+def scenario_resume(tmp):
+    a = Job(os.path.join(tmp, "a"), ["run.iterations=30", "learner.eval_every=0"], free_port())
+    check(a.wait(200) == 0, "first run failed")
+    last_a = [x for x in a.metrics() if x["kind"] == "train"][-1]
+    ckpt = os.path.join(a.out, "checkpoint.safetensors")
+    check(os.path.exists(ckpt), "no checkpoint after the first run")
+    b = Job(os.path.join(tmp, "b"), ["run.iterations=45", "learner.eval_every=0",
+                                     "learner.resume=" + ckpt], free_port())
+    check(b.wait(200) == 0, "resumed run failed")
+    train_b = [x for x in b.metrics() if x["kind"] == "train"]
+    print("first run ended at iteration %d v%d; resumed run went %d..%d from v%d" % (
+        last_a["iteration"], last_a["policy_version"], train_b[0]["iteration"],
+        train_b[-1]["iteration"], train_b[0]["policy_version"]))
+    check([x["iteration"] for x in train_b] == list(range(31, 46)),
+          "the resumed run did not continue at iteration 31")
+    check(train_b[0]["policy_version"] == last_a["policy_version"] + 1,
+          "the resumed run did not continue the policy version")
+    check(b.summary()["iterations"] == 45, "summary iterations off")
+
+
+def scenario_addpool(tmp):
+    port = free_port()
+    job = Job(os.path.join(tmp, "pool"), ["run.iterations=40", "learner.eval_every=0",
+                                          "cluster.verifiers=0", "prover.verify_timeout_ms=100000",
+                                          "broker.lease_ms=20000"], port)
+    pool = None
+    try:
+        wait_until(lambda: job.iteration() >= 2, 120, "iteration 2")
+        st = job.stats()
+        check(st and service(st, "verify")["live_workers"] == 0, "a verifier before the pool")
+        plog = open(os.path.join(job.out, "pool.log"), "w")
+        pool = subprocess.Popen(
+            [os.path.join(SRC, "cluster", "add-verifiers"), "1", "--build", BUILD] + job.args,
+            stdout=plog, stderr=subprocess.STDOUT, cwd=SRC, start_new_session=True)
+        check(job.wait(240) == 0, "the run failed")
+    finally:
+        job.kill()
+        if pool and pool.poll() is None:
+            try:
+                pool.wait(timeout=60)  # it ends once the broker has shut down
+            except subprocess.TimeoutExpired:
+                os.killpg(pool.pid, signal.SIGKILL)
+                pool.wait()
+                raise Fail("the added pool did not stop after the run")
+    s = job.summary()
+    with open(os.path.join(job.out, "pool.log")) as f:
+        pool_log = f.read()
+    print("segments verified by the added pool: %d; its last line: %s" % (
+        s["segments_verified"], pool_log.strip().splitlines()[-1] if pool_log.strip() else ""))
+    check(s["segments_verified"] > 0 and s["verify_env_steps"] > 0,
+          "the added pool verified nothing")
+    vers = [int(w.split("policy v")[1].split()[0]) for w in pool_log.splitlines()
+            if "policy v" in w]
+    check(vers and max(vers) > 1, "the pool never received weights newer than v1")
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in ("learn", "faults", "resume", "addpool"):
+        print(__doc__)
+        return 2
+    if not shutil.which("mpirun"):
+        print("skip: no mpirun")
+        return 77
+    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    tmp = tempfile.mkdtemp(prefix="pv-pipeline-")
+    try:
+        globals()["scenario_" + sys.argv[1]](tmp)
+    except Fail as e:
+        print("FAIL:", e)
+        for log in sorted(glob.glob(os.path.join(tmp, "*", "*.log"))):
+            with open(log) as f:
+                lines = f.read().splitlines()
+            print("---- last lines of", log)
+            print("\n".join(lines[-25:]))
+        return 1
+    finally:
+        if not os.environ.get("PV_KEEP"):
+            shutil.rmtree(tmp, ignore_errors=True)
+    print("PASS", sys.argv[1])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
