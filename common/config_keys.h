@@ -60,7 +60,7 @@
     I(actor, envs, 4, 1, 1024, "Environments per actor process.")                                  \
     I(actor, group_size, 8, 1, 64, "Trajectories per group (G) sampled for one task.")             \
     F(actor, temperature, 1.0, 0.0, 100.0,                                                         \
-      "Sampling temperature: 1 = sample from the policy, 0 = greedy (no other values yet).")        \
+      "Sampling temperature: 1 = sample from the policy, 0 = greedy (no other values yet).")       \
     I(actor, window, 2, 1, 1024,                                                                   \
       "Groups an actor may have submitted and not yet judged (bounds the policy lag).")
 
