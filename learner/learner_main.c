@@ -39,6 +39,7 @@ typedef struct s_learner {
     pv_env_t *env;
     pv_arena_t *arena;
     pv_policy_t *policy;
+    pv_policy_t *ref; /* frozen copy of the starting policy, for learner.use_kl_loss */
     pv_adam_t *adam;
     pv_trainer_t trainer;
     bool trainer_ok;
@@ -125,9 +126,6 @@ static pv_err_t s_setup(s_learner_t *s, pv_errmsg_t *em)
         (err = pv_trainer_init(&s->trainer, s->policy, NULL, s->adam, em)))
         return err;
     s->trainer_ok = true;
-    if (c->learner.use_kl_loss)
-        PV_LOG_WARN("learner.use_kl_loss: no reference policy is kept yet; KL stays off");
-    s->update.loss.use_kl = false;
     pv_rng_seed(&s->rng, (uint64_t)c->run.seed, 0x6c6561726e6572ULL);
     s->L = (pv_local_t){.model = s->model,
                         .env = s->env,
@@ -161,6 +159,7 @@ static void s_teardown(s_learner_t *s)
         pv_trainer_fini(&s->trainer);
     pv_adam_destroy(&s->adam);
     pv_policy_destroy(&s->policy);
+    pv_policy_destroy(&s->ref);
     pv_arena_destroy(&s->arena);
     pv_env_destroy(&s->env);
     pv_env_model_destroy(&s->model);
@@ -226,6 +225,23 @@ static pv_err_t s_resume_or_init(s_learner_t *s, pv_errmsg_t *em)
     }
     if (pv_policy_version(s->policy) == 0)
         pv_policy_set_version(s->policy, 1);
+    return PV_OK;
+}
+
+/* learner.use_kl_loss: the reference is a frozen copy of the policy this process starts
+ * training from (after init_checkpoint / behaviour cloning; after a resume, the resumed
+ * policy), as verl keeps the initial actor as its reference. */
+static pv_err_t s_reference(s_learner_t *s, pv_errmsg_t *em)
+{
+    if (!s->rc.cfg.learner.use_kl_loss)
+        return PV_OK;
+    pv_policy_spec_t ps = *pv_policy_spec(s->policy);
+    pv_err_t err = pv_policy_new(&ps, &s->ref, em);
+    if (err != PV_OK)
+        return err;
+    memcpy(pv_policy_params(s->ref), pv_policy_params_const(s->policy),
+           pv_policy_n_params(s->policy) * sizeof(float));
+    s->trainer.ref = s->ref;
     return PV_OK;
 }
 
@@ -318,7 +334,7 @@ static pv_err_t s_run(s_learner_t *s, pv_errmsg_t *em)
     bo.name = "learner";
     char path[PV_CONFIG_STR_MAX + 64];
     snprintf(path, sizeof path, "%s/metrics.jsonl", s->dir);
-    if ((err = s_resume_or_init(s, em)) ||
+    if ((err = s_resume_or_init(s, em)) || (err = s_reference(s, em)) ||
         (err = pv_metrics_open(path, c->learner.resume[0] != '\0', &s->metrics, em)) ||
         (err = pv_weights_out_new(&s->rc, pv_policy_n_params(s->policy), &s->wout, em)) ||
         (err = pv_weights_out_publish(s->wout, s->policy)) ||
