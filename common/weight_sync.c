@@ -30,10 +30,14 @@ struct pv_wsync_pub {
     int root, size;
     size_t n_params;
     size_t msg_bytes;
-    s_buf_t *bufs; /* pool: at most size buffers (one pinned per lagging peer + a free one) */
+    s_buf_t *bufs; /* pool: at most size + 1 buffers (one per lagging peer, the latest, a
+                    * free one) */
     int n_bufs;
-    MPI_Request *req; /* (size) pending send per peer, MPI_REQUEST_NULL when idle */
-    int *req_buf;     /* (size) buffer index the pending send reads */
+    int latest;        /* buffer of the newest version (pinned: one extra ref), -1 none */
+    uint64_t latest_v; /* its version */
+    MPI_Request *req;  /* (size) pending send per peer, MPI_REQUEST_NULL when idle */
+    int *req_buf;      /* (size) buffer index the pending send reads */
+    uint64_t *sent_v;  /* (size) version last sent to each peer (0 = none) */
     s_hdr_t stop_hdr;
     pv_wsync_pub_stats_t stats;
 };
@@ -69,10 +73,12 @@ pv_err_t pv_wsync_pub_new(MPI_Comm comm, int root, size_t n_params, pv_wsync_pub
     self->size = size;
     self->n_params = n_params;
     self->msg_bytes = S_HDR + 4 * n_params;
-    self->bufs = calloc((size_t)size, sizeof *self->bufs);
+    self->bufs = calloc((size_t)size + 1, sizeof *self->bufs);
     self->req = malloc((size_t)size * sizeof *self->req);
     self->req_buf = calloc((size_t)size, sizeof *self->req_buf);
-    if (!self->bufs || !self->req || !self->req_buf) {
+    self->sent_v = calloc((size_t)size, sizeof *self->sent_v);
+    self->latest = -1;
+    if (!self->bufs || !self->req || !self->req_buf || !self->sent_v) {
         pv_wsync_pub_destroy(&self);
         return PV_ERR_NOMEM;
     }
@@ -88,7 +94,7 @@ void pv_wsync_pub_destroy(pv_wsync_pub_t **pub)
         return;
     pv_wsync_pub_t *self = *pub;
     for (int i = 0; i < self->n_bufs; i++) {
-        if (self->bufs[i].refs == 0)
+        if (self->bufs[i].refs == (i == self->latest ? 1 : 0))
             free(self->bufs[i].bytes);
         /* a buffer still read by a send to a dead rank is leaked on purpose: freeing it
          * under a pending MPI_Isend would be undefined behaviour */
@@ -96,24 +102,47 @@ void pv_wsync_pub_destroy(pv_wsync_pub_t **pub)
     free(self->bufs);
     free(self->req);
     free(self->req_buf);
+    free(self->sent_v);
     free(self);
     *pub = NULL;
 }
 
-/* Complete finished sends and release their buffers; returns MPI status. */
+/* Start sending buffer b (version v) to peer p. */
+static pv_err_t s_send(pv_wsync_pub_t *self, int p, int b, uint64_t v)
+{
+    if (MPI_Isend(self->bufs[b].bytes, (int)self->msg_bytes, MPI_BYTE, p, PV_WSYNC_TAG, self->comm,
+                  &self->req[p]) != MPI_SUCCESS)
+        return PV_ERR_MPI;
+    self->req_buf[p] = b;
+    self->bufs[b].refs++;
+    self->sent_v[p] = v;
+    self->stats.sends++;
+    self->stats.bytes_sent += self->msg_bytes;
+    return PV_OK;
+}
+
+/* Complete finished sends and release their buffers; a peer whose send completed while a
+ * newer version was published gets that version now (catch-up), so nobody waits for the
+ * next publish to receive what it skipped. */
 static pv_err_t s_reap(pv_wsync_pub_t *self)
 {
     self->stats.lagging = 0;
     for (int p = 0; p < self->size; p++) {
-        if (self->req[p] == MPI_REQUEST_NULL)
-            continue;
-        int done = 0;
-        if (MPI_Test(&self->req[p], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            return PV_ERR_MPI;
-        if (done) {
-            if (self->req_buf[p] >= 0)
-                self->bufs[self->req_buf[p]].refs--;
-        } else {
+        if (self->req[p] != MPI_REQUEST_NULL) {
+            int done = 0;
+            if (MPI_Test(&self->req[p], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                return PV_ERR_MPI;
+            if (!done) {
+                self->stats.lagging++;
+                continue;
+            }
+            self->bufs[self->req_buf[p]].refs--;
+        }
+        if (p != self->root && self->latest >= 0 && self->sent_v[p] < self->latest_v) {
+            pv_err_t rc = s_send(self, p, self->latest, self->latest_v);
+            if (rc != PV_OK)
+                return rc;
+            self->stats.catchups++;
             self->stats.lagging++;
         }
     }
@@ -130,7 +159,8 @@ pv_err_t pv_wsync_publish(pv_wsync_pub_t *self, uint64_t version, const float *p
         if (self->bufs[i].refs == 0)
             b = i;
     if (b < 0) {
-        if (self->n_bufs >= self->size) /* cannot happen: each pinned buffer has a lagging peer */
+        /* cannot run out: each pinned buffer has a lagging peer or is the latest */
+        if (self->n_bufs > self->size)
             return PV_ERR_INTERNAL;
         b = self->n_bufs;
         self->bufs[b].bytes = malloc(self->msg_bytes);
@@ -142,21 +172,21 @@ pv_err_t pv_wsync_publish(pv_wsync_pub_t *self, uint64_t version, const float *p
     s_hdr_t h = {S_MAGIC, 0, version, self->n_params, S_HDR, 0};
     memcpy(buf->bytes, &h, sizeof h);
     memcpy(buf->bytes + S_HDR, params, 4 * self->n_params);
+    if (self->latest >= 0)
+        self->bufs[self->latest].refs--; /* unpin the previous latest */
+    self->latest = b;
+    self->latest_v = version;
+    buf->refs++;
     self->stats.published++;
     for (int p = 0; p < self->size; p++) {
         if (p == self->root)
             continue;
         if (self->req[p] != MPI_REQUEST_NULL) {
-            self->stats.skipped++;
+            self->stats.skipped++; /* it gets the latest when its send completes */
             continue;
         }
-        if (MPI_Isend(buf->bytes, (int)self->msg_bytes, MPI_BYTE, p, PV_WSYNC_TAG, self->comm,
-                      &self->req[p]) != MPI_SUCCESS)
-            return PV_ERR_MPI;
-        self->req_buf[p] = b;
-        buf->refs++;
-        self->stats.sends++;
-        self->stats.bytes_sent += self->msg_bytes;
+        if ((rc = s_send(self, p, b, version)) != PV_OK)
+            return rc;
     }
     return PV_OK;
 }

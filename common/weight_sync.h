@@ -16,7 +16,9 @@
  * - Versions arrive in order (MPI's non-overtaking rule) and pv_wsync_poll() drains all
  *   that have arrived, so a subscriber always ends on the latest complete version.
  * - The publisher never blocks: a subscriber whose previous send has not completed (slow,
- *   or dead) skips versions until it catches up; the skips are counted.
+ *   or dead) skips the versions published meanwhile, and is sent the newest one as soon as
+ *   that send completes (catch-up, in pv_wsync_progress / publish), so a subscriber never
+ *   waits for the next update to get a version it missed. Skips and catch-ups are counted.
  * - Idle waiting sleeps between tests (no spinning), as oversubscribed ranks need.
  * Every rank must have called MPI_Init; `comm` is typically an MPI_Comm_split of the roles
  * that hold a policy copy.
@@ -41,6 +43,7 @@ typedef struct pv_wsync_pub_stats {
     uint64_t published;  /* versions given to pv_wsync_publish() */
     uint64_t sends;      /* point-to-point sends started */
     uint64_t skipped;    /* (version, subscriber) pairs skipped: previous send still pending */
+    uint64_t catchups;   /* sends of the newest version to a subscriber that had skipped */
     uint32_t lagging;    /* subscribers whose last send is still pending */
     uint64_t bytes_sent; /* payload bytes handed to MPI */
 } pv_wsync_pub_stats_t;
