@@ -151,16 +151,23 @@ def scenario_faults(tmp):
               free_port())
     try:
         wait_until(lambda: job.iteration() >= 10, 120, "iteration 10")
-        # a verifier holding a lease, and an actor
-        def busy_verifier():
-            st = job.stats()
-            if not st:
-                return None
-            for w in st["workers"]:
-                if w["service"] == "verify" and w["in_flight"] > 0:
-                    return w["pid"]
+        # catch a verifier holding a lease: freeze one (SIGSTOP), let the broker take any
+        # ack already on its way, and look; verify jobs take milliseconds, so sampling the
+        # stats of a running verifier would race with its ack
+        vpids = job.pids("prover-verifier")
+        check(len(vpids) == 2, "expected 2 verifiers, found %s" % vpids)
+        def frozen_with_lease():
+            for pid in vpids:
+                os.kill(pid, signal.SIGSTOP)
+                time.sleep(0.15)
+                st = job.stats()
+                held = st and any(w["pid"] == pid and w["service"] == "verify" and
+                                  w["in_flight"] > 0 for w in st["workers"])
+                if held:
+                    return pid
+                os.kill(pid, signal.SIGCONT)
             return None
-        vpid = wait_until(busy_verifier, 60, "a verifier holding a lease")
+        vpid = wait_until(frozen_with_lease, 60, "a verifier holding a lease")
         apids = job.pids("prover-actor")
         check(len(apids) == 3, "expected 3 actors, found %s" % apids)
         os.kill(vpid, signal.SIGKILL)
