@@ -20,7 +20,7 @@
 #include "common/net/broker_client.h"
 #include "common/role.h"
 #include "judge/job_ids.h"
-#include "judge/role_build.h"
+#include "common/role_build.h"
 
 static const char *const s_usage =
     "usage: prover-actor [--config FILE] [section.key=value ...]\n"

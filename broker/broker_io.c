@@ -157,9 +157,13 @@ static void s_perform(pv_broker_io_t *self, const pv_broker_action_t *a)
         s_send_frame(self, &a->to, &copy);
         return;
     }
-    case PV_ACT_PEER_DEAD:
-        PV_LOG_INFO("peer %.*s gone: %s", (int)a->to.len, (const char *)a->to.bytes, a->reason);
+    case PV_ACT_PEER_DEAD: {
+        char hex[2 * 32 + 1] = "";
+        for (size_t i = 0; i < a->to.len && i < 32; i++)
+            snprintf(hex + 2 * i, 3, "%02x", ((const unsigned char *)a->to.bytes)[i]);
+        PV_LOG_INFO("peer %s gone: %s", hex, a->reason); /* routing id, as prover-stats shows it */
         return;
+    }
     case PV_ACT_JOB_DROPPED:
         PV_LOG_WARN("job %llu of %s dropped: %s", (unsigned long long)a->job_id,
                     pv_broker_service_name(self->core, a->service), a->reason);

@@ -319,6 +319,11 @@ pv_err_t pv_config_load_text(pv_config_t *cfg, const char *yaml, size_t len, con
         yaml_parser_delete(&parser);
         return rc;
     }
+    /* YAML forbids repeated keys; libyaml accepts them, so they are refused here (the line
+     * where each key and section was first given, 0 = not yet) */
+    size_t key_line[S_N_KEYS] = {0};
+    char sections_seen[64][32];
+    size_t section_line[64] = {0}, n_sections = 0;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (!root) /* empty document: nothing to apply */
         goto out;
@@ -344,6 +349,18 @@ pv_err_t pv_config_load_text(pv_config_t *cfg, const char *yaml, size_t len, con
             rc = pv_errf(em, PV_ERR_CONFIG, "%sunknown section '%s'", where, section);
             goto out;
         }
+        for (size_t i = 0; i < n_sections; i++) {
+            if (strcmp(sections_seen[i], section) == 0) {
+                rc = pv_errf(em, PV_ERR_CONFIG,
+                             "%s:%zu: section '%s' given twice (first at line %zu)", origin, line,
+                             section, section_line[i]);
+                goto out;
+            }
+        }
+        if (n_sections < 64) {
+            snprintf(sections_seen[n_sections], sizeof sections_seen[0], "%s", section);
+            section_line[n_sections++] = line;
+        }
         if (sv->type == YAML_SCALAR_NODE && sv->data.scalar.length == 0)
             continue; /* "section:" with nothing under it */
         if (sv->type != YAML_MAPPING_NODE) {
@@ -368,6 +385,13 @@ pv_err_t pv_config_load_text(pv_config_t *cfg, const char *yaml, size_t len, con
                 rc = s_unknown_key(where, dotted, em);
                 goto out;
             }
+            size_t ki = (size_t)(k - s_keys);
+            if (key_line[ki]) {
+                rc = pv_errf(em, PV_ERR_CONFIG, "%s%s given twice (first at line %zu)", where,
+                             dotted, key_line[ki]);
+                goto out;
+            }
+            key_line[ki] = line;
             if (kv->type != YAML_SCALAR_NODE) {
                 rc = pv_errf(em, PV_ERR_CONFIG, "%s%s: expected a single %s value, got a %s", where,
                              dotted, s_type_names[k->type],
@@ -509,7 +533,14 @@ pv_err_t pv_config_write_yaml(const pv_config_t *cfg, FILE *out)
         case S_FLOAT: {
             double v;
             memcpy(&v, p, sizeof v);
-            fprintf(out, "%.17g\n", v);
+            char text[40];
+            /* the shortest of %.15g / %.16g / %.17g that reads back exactly */
+            for (int digits = 15; digits <= 17; digits++) {
+                snprintf(text, sizeof text, "%.*g", digits, v);
+                if (strtod(text, NULL) == v)
+                    break;
+            }
+            fprintf(out, "%s\n", text);
             break;
         }
         case S_BOOL: {

@@ -136,7 +136,7 @@
     I(broker, dedup_window, 65536, 0, 1073741824,                                                  \
       "Completed job ids remembered, so a duplicate submit is not delivered again.")               \
     I(broker, max_peers, 4096, 1, 16777216, "Connected workers and clients at once.")              \
-    S(broker, metrics_bind, "0.0.0.0", "IPv4 address the /metrics HTTP server listens on.")        \
+    S(broker, metrics_bind, "127.0.0.1", "IPv4 address of /metrics (0.0.0.0 = every interface).")  \
     I(broker, stats_window_ms, 10000, 10, 86400000,                                                \
       "Rates and latency percentiles cover the last one to two windows of this length.")
 

@@ -20,7 +20,7 @@
 #include "common/role.h"
 #include "judge/job_ids.h"
 #include "judge/judge_group.h"
-#include "judge/role_build.h"
+#include "common/role_build.h"
 
 static const char *const s_usage =
     "usage: prover-judge [--config FILE] [section.key=value ...]\n"

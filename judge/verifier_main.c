@@ -18,7 +18,7 @@
 #include "common/log.h"
 #include "common/net/broker_client.h"
 #include "common/role.h"
-#include "judge/role_build.h"
+#include "common/role_build.h"
 #include "judge/verify_job.h"
 
 static const char *const s_usage =

@@ -23,6 +23,7 @@
 #include "common/metrics.h"
 #include "common/net/broker_client.h"
 #include "common/role.h"
+#include "common/role_build.h"
 #include "learner/bc.h"
 #include "learner/intake.h"
 #include "learner/local_loop.h"
@@ -108,9 +109,7 @@ static pv_err_t s_options(s_learner_t *s, pv_errmsg_t *em)
 static pv_err_t s_setup(s_learner_t *s, pv_errmsg_t *em)
 {
     const pv_config_t *c = &s->rc.cfg;
-    pv_env_spec_t es;
     pv_policy_spec_t ps;
-    pv_role_env_spec(c, &es);
     pv_role_policy_spec(c, &ps);
     pv_adam_opts_t ao = pv_adam_opts_default(c->learner.lr);
     ao.beta1 = c->learner.beta1;
@@ -119,8 +118,8 @@ static pv_err_t s_setup(s_learner_t *s, pv_errmsg_t *em)
     ao.weight_decay = c->learner.weight_decay;
     ao.max_grad_norm = c->learner.grad_clip;
     pv_err_t err;
-    if ((err = s_options(s, em)) || (err = pv_env_model_new(&es, &s->model, em)) ||
-        (err = pv_env_new(s->model, &s->env)) || (err = pv_arena_new(1 << 20, 0, &s->arena)) ||
+    if ((err = s_options(s, em)) || (err = pv_role_env_new(c, &s->model, &s->env, em)) ||
+        (err = pv_arena_new(1 << 20, 0, &s->arena)) ||
         (err = pv_policy_new(&ps, &s->policy, em)) ||
         (err = pv_adam_new(pv_policy_n_params(s->policy), &ao, &s->adam, em)) ||
         (err = pv_trainer_init(&s->trainer, s->policy, NULL, s->adam, em)))
@@ -385,11 +384,14 @@ static pv_err_t s_run(s_learner_t *s, pv_errmsg_t *em)
     if (c->learner.eval_every > 0 && s->step % (uint64_t)c->learner.eval_every != 0 &&
         (err = s_eval(s, em)))
         return err;
-    if ((err = s_checkpoint(s, em)))
+    bool just_saved = c->learner.checkpoint_every > 0 && s->step > 0 &&
+                      s->step % (uint64_t)c->learner.checkpoint_every == 0;
+    if (!just_saved && (err = s_checkpoint(s, em)))
         return err;
     snprintf(path, sizeof path, "%s/summary.json", s->dir);
-    return pv_report_summary(path, c->env.name, c->algorithm.adv_estimator, c->prover.judge,
-                             pv_intake_totals(s->intake), &s->run, em);
+    return pv_report_summary(path, c->env.name, c->algorithm.adv_estimator,
+                             s->prover ? c->prover.judge : "none", pv_intake_totals(s->intake),
+                             &s->run, em);
 }
 
 int main(int argc, char **argv)
@@ -409,7 +411,7 @@ int main(int argc, char **argv)
         err = s_run(&s, &em);
     if (err != PV_OK) {
         PV_LOG_ERROR("%s", em.text[0] ? em.text : pv_strerror(err));
-        status = err == PV_ERR_CONFIG ? 2 : 1;
+        status = pv_role_exit_status(err);
     }
     pv_world_stop_all(&s.rc.world, 3000); /* everyone else ends with the learner */
     s_teardown(&s);

@@ -109,6 +109,14 @@ static void test_errors_name_key_type_and_line(void **state)
     assert_int_equal(pv_config_load_file(&c, path, &em), PV_ERR_CONFIG);
     assert_non_null(strstr(em.text, ":2: run.seed: expected a single integer value, got a list"));
 
+    path = s_write("run:\n  seed: 1\n  name: a\n  seed: 2\n");
+    assert_int_equal(pv_config_load_file(&c, path, &em), PV_ERR_CONFIG);
+    assert_non_null(strstr(em.text, ":4: run.seed given twice (first at line 2)"));
+
+    path = s_write("run:\n  seed: 1\nlearner:\n  lr: 0.1\nrun:\n  name: b\n");
+    assert_int_equal(pv_config_load_file(&c, path, &em), PV_ERR_CONFIG);
+    assert_non_null(strstr(em.text, ":5: section 'run' given twice (first at line 1)"));
+
     path = s_write("nosuchsection:\n  a: 1\n");
     assert_int_equal(pv_config_load_file(&c, path, &em), PV_ERR_CONFIG);
     assert_non_null(strstr(em.text, "unknown section 'nosuchsection'"));

@@ -15,7 +15,7 @@
 
 #include "common/config.h"
 #include "common/wire/wire.h"
-#include "judge/role_build.h"
+#include "common/role_build.h"
 #include "learner/rollout.h"
 #include "learner/traj_wire.h"
 

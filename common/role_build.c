@@ -1,5 +1,5 @@
 /* role_build.c - see role_build.h. */
-#include "judge/role_build.h"
+#include "common/role_build.h"
 
 #include <stdio.h>
 #include <string.h>
