@@ -179,6 +179,7 @@ static int s_run(void *self)
     int64_t grace_ms = 5 * cfg->broker.heartbeat_ms * cfg->broker.liveness;
     uint64_t start = pv_role_mono_ms(), last = start;
     counters_t before = V->n, zero = {0};
+    uint64_t last_reconnects = 0;
     bool stop = false;
     while (!stop && !pv_role_should_stop(&V->rc)) {
         pv_err_t rc = pv_weights_in_poll(V->k.weights, &stop);
@@ -204,6 +205,12 @@ static int s_run(void *self)
         }
         uint64_t now = pv_role_mono_ms();
         if (now - last >= 10000) {
+            uint64_t reconnects = pv_bclient_reconnects(pv_worker_client(V->worker));
+            if (reconnects > last_reconnects && V->n.jobs == before.jobs)
+                PV_LOG_WARN("no answer from a broker at %s (%llu attempts so far): is it running, "
+                            "and is broker.endpoint this run's?",
+                            V->rc.cfg.broker.endpoint, (unsigned long long)reconnects);
+            last_reconnects = reconnects;
             s_summary(V, (double)(now - last) / 1000.0, &before);
             before = V->n;
             last = now;
