@@ -60,7 +60,7 @@
     I(actor, envs, 4, 1, 1024, "Environments per actor process.")                                  \
     I(actor, group_size, 8, 1, 64, "Trajectories per group (G) sampled for one task.")             \
     F(actor, temperature, 1.0, 0.0, 100.0,                                                         \
-      "Sampling temperature: 1 = sample from the policy, 0 = greedy (no other values yet).")        \
+      "Sampling temperature: 1 = sample from the policy, 0 = greedy (no other values yet).")       \
     I(actor, window, 2, 1, 1024,                                                                   \
       "Groups an actor may have submitted and not yet judged (bounds the policy lag).")
 
@@ -87,7 +87,10 @@
     I(prover, verify_timeout_ms, 60000, 100, 86400000,                                             \
       "A group's verification ends after this (at most 3/4 of broker.lease_ms); unfinished "       \
       "segments go out unverified.")                                                               \
-    I(prover, judge_capacity, 4, 1, 4096, "Groups one prover-judge works on at once.")
+    I(prover, judge_capacity, 4, 1, 4096, "Groups one prover-judge works on at once.")             \
+    B(prover, measure_precision, false,                                                            \
+      "Judge precision: the oracle labels every proposal (restores its states and asks the "       \
+      "environment's expert: costs expert searches); reported as judge_precision.")
 
 #define PV_CONFIG_learner(I, F, B, S, E)                                                           \
     F(learner, lr, 1e-3, 0.0, 10.0, "Adam learning rate.")                                         \
