@@ -96,6 +96,22 @@ static void s_free_names(char **names, size_t n)
     free(names);
 }
 
+/* s_subdirs with the errors worded for the user: at most `max` folders of `what`. */
+static pv_err_t s_list(const char *dir, const char *const *order, size_t max, const char *what,
+                       char ***names, size_t *n, pv_errmsg_t *em)
+{
+    pv_err_t rc = s_subdirs(dir, order, names, n);
+    if (rc != PV_OK)
+        return pv_errf(em, rc, "%s: cannot list: %s", dir,
+                       rc == PV_ERR_IO ? strerror(errno) : pv_strerror(rc));
+    if (*n > max) {
+        s_free_names(*names, *n);
+        *names = NULL;
+        return pv_errf(em, PV_ERR_LIMIT, "%s: more than %zu %s", dir, max, what);
+    }
+    return PV_OK;
+}
+
 /* The first line of dir/overrides.txt into buf, or "". */
 static void s_overrides(const char *dir, char *buf, size_t cap)
 {
@@ -128,13 +144,9 @@ static pv_err_t s_load_config(pv_eg_t *g, const char *dir, pv_eg_config_t *c, pv
 {
     char **seeds;
     size_t n;
-    pv_err_t rc = s_subdirs(dir, NULL, &seeds, &n);
+    pv_err_t rc = s_list(dir, NULL, PV_EG_MAX_SEEDS, "seeds", &seeds, &n, em);
     if (rc != PV_OK)
-        return pv_errf(em, rc, "%s: cannot list: %s", dir, pv_strerror(rc));
-    if (n > PV_EG_MAX_SEEDS) {
-        s_free_names(seeds, n);
-        return pv_errf(em, PV_ERR_LIMIT, "%s: more than %d seeds", dir, PV_EG_MAX_SEEDS);
-    }
+        return rc;
     for (size_t i = 0; i < n && rc == PV_OK; i++) {
         char path[PATH_MAX];
         s_join(path, sizeof path, dir, seeds[i]);
@@ -211,13 +223,9 @@ static pv_err_t s_load_env(pv_eg_t *g, const char *dir, pv_eg_env_t *e, pv_errms
 {
     char **names;
     size_t n;
-    pv_err_t rc = s_subdirs(dir, s_config_order, &names, &n);
+    pv_err_t rc = s_list(dir, s_config_order, PV_EG_MAX_CONFIGS, "configurations", &names, &n, em);
     if (rc != PV_OK)
-        return pv_errf(em, rc, "%s: cannot list: %s", dir, pv_strerror(rc));
-    if (n > PV_EG_MAX_CONFIGS) {
-        s_free_names(names, n);
-        return pv_errf(em, PV_ERR_LIMIT, "%s: more than %d configurations", dir, PV_EG_MAX_CONFIGS);
-    }
+        return rc;
     e->configs = calloc(n ? n : 1, sizeof *e->configs);
     if (!e->configs) {
         s_free_names(names, n);
@@ -226,6 +234,7 @@ static pv_err_t s_load_env(pv_eg_t *g, const char *dir, pv_eg_env_t *e, pv_errms
     s_overrides(dir, e->overrides, sizeof e->overrides);
     for (size_t i = 0; i < n && rc == PV_OK; i++) {
         pv_eg_config_t *c = &e->configs[e->n_configs];
+        memset(c, 0, sizeof *c); /* the slot of a configuration without a usable run */
         char path[PATH_MAX];
         s_join(path, sizeof path, dir, names[i]);
         snprintf(c->name, sizeof c->name, "%s", names[i]);
@@ -233,7 +242,7 @@ static pv_err_t s_load_env(pv_eg_t *g, const char *dir, pv_eg_env_t *e, pv_errms
         rc = s_load_config(g, path, c, em);
         if (rc == PV_OK && c->n_ok > 0)
             e->n_configs++;
-        else /* nothing usable (or an error): forget it */
+        else /* an error: forget its runs */
             for (size_t r = 0; r < c->n_ok; r++)
                 pv_ev_run_free(&c->runs[r]);
     }
@@ -260,14 +269,11 @@ pv_err_t pv_eg_load(const char *dir, double target, pv_eg_t **out, pv_errmsg_t *
     g->target = target;
     char **names;
     size_t n;
-    pv_err_t rc = s_subdirs(dir, s_env_order, &names, &n);
+    pv_err_t rc = s_list(dir, s_env_order, PV_EG_MAX_ENVS, "environments", &names, &n, em);
     if (rc != PV_OK) {
         free(g);
-        return pv_errf(em, rc, "%s: cannot list: %s", dir,
-                       rc == PV_ERR_IO ? strerror(errno) : pv_strerror(rc));
+        return rc;
     }
-    if (n > PV_EG_MAX_ENVS)
-        rc = pv_errf(em, PV_ERR_LIMIT, "%s: more than %d environments", dir, PV_EG_MAX_ENVS);
     for (size_t i = 0; i < n && rc == PV_OK; i++) {
         pv_eg_env_t *e = &g->envs[g->n_envs];
         char path[PATH_MAX];

@@ -85,12 +85,12 @@ static int s_plots(const char *grid, const pv_eg_env_t *e)
                  e->configs[c].name, e->configs[c].name);
     static const char *const files[3] = {"success-vs-updates", "success-vs-env-steps",
                                          "verification-cost"};
-    static const char *const what[3] = {"learner updates", "environment steps",
-                                        "environment steps per run"};
+    static const char *const what[3] = {"greedy held-out success vs learner updates",
+                                        "greedy held-out success vs environment steps",
+                                        "rollout and verification environment steps"};
     for (int p = 0; p < 3; p++) {
         snprintf(out[p], sizeof out[p], "%s/%s-%s.png", grid, e->name, files[p]);
-        snprintf(title[p], sizeof title[p], "%s: %s %s (mean over seeds)", e->name,
-                 p < 2 ? "greedy held-out success vs" : "", what[p]);
+        snprintf(title[p], sizeof title[p], "%s: %s (mean over seeds)", e->name, what[p]);
         char *argv[10 + PV_EG_MAX_CONFIGS];
         int a = 1;
         argv[a++] = "-o";

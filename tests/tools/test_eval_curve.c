@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "tests/common/env/env_test_util.h"
 #include "tools/eval_grid.h"
 
 /* y = 0.1 + 0.002 x on x = env steps, and iteration = x / 100. */
@@ -109,16 +110,6 @@ static void s_mkdir(const char *path)
     mkdir(buf, 0755);
 }
 
-static void s_write(const char *dir, const char *name, const char *text)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 /* A run evaluated at iterations 0, 10, 20 with success 0, 0.5, 1 (plus `bump`), spending
  * `per_it` environment steps per update (verification share `share` of them), with one
  * train line per update. */
@@ -154,38 +145,15 @@ static void s_run(const char *dir, double per_it, double share, double bump, dou
              "\"precision_samples\":%d,\"wall_s\":3.0}",
              fmin(1.0, 1.0 + bump), share, 20 * per_it * (1 - share), 20 * per_it * share, prec,
              isnan(precision) ? 0 : 40);
-    s_write(dir, "summary.json", sum);
-}
-
-typedef struct s_tmp {
-    char dir[64];
-} s_tmp_t;
-
-static int s_setup(void **state)
-{
-    s_tmp_t *t = calloc(1, sizeof *t);
-    snprintf(t->dir, sizeof t->dir, "/tmp/test_eval_curve.XXXXXX");
-    if (!t || !mkdtemp(t->dir))
-        return -1;
-    *state = t;
-    return 0;
-}
-
-static int s_teardown(void **state)
-{
-    s_tmp_t *t = *state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", t->dir);
-    int rc = system(cmd);
-    free(t);
-    return rc == 0 ? 0 : -1;
+    et_write(dir, "summary.json", sum);
 }
 
 static void test_run_load(void **state)
 {
-    s_tmp_t *t = *state;
-    char dir[256];
-    snprintf(dir, sizeof dir, "%s/one", t->dir);
+    (void)state;
+    char tmp[128], dir[256];
+    et_tmpdir(tmp, sizeof tmp, "eval_run");
+    snprintf(dir, sizeof dir, "%s/one", tmp);
     s_run(dir, 100, 0.25, 0, 0.6);
     pv_ev_run_t r;
     assert_int_equal(pv_ev_run_load(dir, &r, NULL), PV_OK);
@@ -198,13 +166,14 @@ static void test_run_load(void **state)
     assert_int_equal(r.precision_samples, 40);
     pv_ev_run_free(&r);
     pv_errmsg_t em = {{0}};
-    s_write(dir, "summary.json", "[1, 2]");
+    et_write(dir, "summary.json", "[1, 2]");
     assert_int_equal(pv_ev_run_load(dir, &r, &em), PV_ERR_PARSE);
     assert_non_null(strstr(em.text, "summary.json"));
-    s_write(dir, "metrics.jsonl", "{\"kind\":\"train\"}\n");
+    et_write(dir, "metrics.jsonl", "{\"kind\":\"train\"}\n");
     assert_int_equal(pv_ev_run_load(dir, &r, &em), PV_ERR_DATA);
-    snprintf(dir, sizeof dir, "%s/missing", t->dir);
+    snprintf(dir, sizeof dir, "%s/missing", tmp);
     assert_int_equal(pv_ev_run_load(dir, &r, &em), PV_ERR_IO);
+    et_rmdir(tmp);
 }
 
 /* Two configurations, two seeds each: "contrast" spends 200 steps per update, "grpo" 100,
@@ -214,19 +183,20 @@ static void test_run_load(void **state)
  * 0.6 or 0.7: crossing 2000 * 0.5 / 0.6 and 2000 * 0.5 / 0.7. */
 static void test_grid(void **state)
 {
-    s_tmp_t *t = *state;
-    char dir[256];
+    (void)state;
+    char tmp[128], dir[256];
+    et_tmpdir(tmp, sizeof tmp, "eval_grid");
     for (int s = 1; s <= 2; s++) {
-        snprintf(dir, sizeof dir, "%s/grid/alfworld/grpo/seed%d", t->dir, s);
+        snprintf(dir, sizeof dir, "%s/grid/alfworld/grpo/seed%d", tmp, s);
         s_run(dir, 100, 0.0, 0, NAN);
-        snprintf(dir, sizeof dir, "%s/grid/alfworld/contrast/seed%d", t->dir, s);
+        snprintf(dir, sizeof dir, "%s/grid/alfworld/contrast/seed%d", tmp, s);
         s_run(dir, 200, 0.5, 0.1 * s, 0.5 + 0.1 * s);
     }
-    snprintf(dir, sizeof dir, "%s/grid/alfworld/contrast/seed3", t->dir);
+    snprintf(dir, sizeof dir, "%s/grid/alfworld/contrast/seed3", tmp);
     s_mkdir(dir); /* a run that never finished: left out */
-    snprintf(dir, sizeof dir, "%s/grid/alfworld/grpo", t->dir);
-    s_write(dir, "overrides.txt", "algorithm.adv_estimator=grpo\nignored\n");
-    snprintf(dir, sizeof dir, "%s/grid", t->dir);
+    snprintf(dir, sizeof dir, "%s/grid/alfworld/grpo", tmp);
+    et_write(dir, "overrides.txt", "algorithm.adv_estimator=grpo\nignored\n");
+    snprintf(dir, sizeof dir, "%s/grid", tmp);
     pv_eg_t *g;
     pv_errmsg_t em = {{0}};
     assert_int_equal(pv_eg_load(dir, 0.5, &g, &em), PV_OK);
@@ -265,24 +235,25 @@ static void test_grid(void **state)
     assert_null(g);
     /* the mean curve reads back as a run's curve */
     char from[300];
-    snprintf(from, sizeof from, "%s/grid/alfworld/contrast/mean.jsonl", t->dir);
-    snprintf(dir, sizeof dir, "%s/mean", t->dir);
+    snprintf(from, sizeof from, "%s/grid/alfworld/contrast/mean.jsonl", tmp);
+    snprintf(dir, sizeof dir, "%s/mean", tmp);
     s_mkdir(dir);
     char to[300];
     snprintf(to, sizeof to, "%s/metrics.jsonl", dir);
     assert_int_equal(rename(from, to), 0);
-    s_write(dir, "summary.json", "{}");
+    et_write(dir, "summary.json", "{}");
     pv_ev_run_t m;
     assert_int_equal(pv_ev_run_load(dir, &m, NULL), PV_OK);
     assert_int_equal(m.n_eval, 3);
     assert_float_equal(m.eval[1].success, 0.65, 1e-12);
     assert_float_equal(m.eval[2].env_steps, 4000, 1e-9);
     pv_ev_run_free(&m);
-    snprintf(dir, sizeof dir, "%s/empty", t->dir);
+    snprintf(dir, sizeof dir, "%s/empty", tmp);
     s_mkdir(dir);
     assert_int_equal(pv_eg_load(dir, 0.5, &g, &em), PV_ERR_NOTFOUND);
-    snprintf(dir, sizeof dir, "%s/nowhere", t->dir);
+    snprintf(dir, sizeof dir, "%s/nowhere", tmp);
     assert_int_equal(pv_eg_load(dir, 0.5, &g, &em), PV_ERR_IO);
+    et_rmdir(tmp);
 }
 
 int main(void)
@@ -292,5 +263,5 @@ int main(void)
         cmocka_unit_test(test_mean_std),   cmocka_unit_test(test_mean_curve),
         cmocka_unit_test(test_run_load),   cmocka_unit_test(test_grid),
     };
-    return cmocka_run_group_tests(tests, s_setup, s_teardown);
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }
