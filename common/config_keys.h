@@ -87,7 +87,10 @@
     I(prover, verify_timeout_ms, 60000, 100, 86400000,                                             \
       "A group's verification ends after this (at most 3/4 of broker.lease_ms); unfinished "       \
       "segments go out unverified.")                                                               \
-    I(prover, judge_capacity, 4, 1, 4096, "Groups one prover-judge works on at once.")
+    I(prover, judge_capacity, 4, 1, 4096, "Groups one prover-judge works on at once.")             \
+    B(prover, measure_precision, false,                                                            \
+      "Judge precision: the oracle labels every proposal (restores its states and asks the "       \
+      "environment's expert: costs expert searches); reported as judge_precision.")
 
 #define PV_CONFIG_learner(I, F, B, S, E)                                                           \
     F(learner, lr, 1e-3, 0.0, 10.0, "Adam learning rate.")                                         \

@@ -4,29 +4,11 @@
 #include <string.h>
 
 #include "judge/job_ids.h"
+#include "judge/precision.h"
 #include "learner/traj_wire.h"
 
 #define S_MAX_SEGMENTS 4096u /* CREDITED_GROUP.segments MAX */
 #define S_MAX_HISTORY  4096u /* VERIFY_JOB.history MAX: o_0 .. o_t needs 2t + 1 */
-
-/* Expert plan length before every action of `tr` (oracle judge): restore each saved state;
- * -1 when a state is missing or cannot be restored. After the last action the episode is
- * over: 0 for a success, -1 (nothing left to do) for a failure. */
-static pv_err_t s_expert_lens(pv_env_t *env, const pv_traj_t *tr, pv_arena_t *arena, int32_t **out)
-{
-    int32_t *len = pv_arena_calloc(arena, tr->n_steps + 1, sizeof *len);
-    if (!len)
-        return PV_ERR_NOMEM;
-    for (size_t t = 0; t < tr->n_steps; t++) {
-        len[t] = -1;
-        if (tr->states && tr->states[t] &&
-            pv_env_load(env, tr->states[t], tr->state_len[t], NULL) == PV_OK)
-            len[t] = pv_env_expert_plan_len(env);
-    }
-    len[tr->n_steps] = tr->won ? 0 : -1;
-    *out = len;
-    return PV_OK;
-}
 
 static pv_err_t s_views(pv_jgroup_t *g, const pv_jg_opts_t *o, pv_arena_t *arena,
                         pv_traj_view_t **out)
@@ -40,7 +22,7 @@ static pv_err_t s_views(pv_jgroup_t *g, const pv_jg_opts_t *o, pv_arena_t *arena
             .success = tr->won, .n_steps = (uint32_t)tr->n_steps, .state_keys = tr->state_keys};
         if (o->judge == PV_JUDGE_ORACLE) {
             int32_t *len;
-            pv_err_t rc = s_expert_lens(o->env, tr, arena, &len);
+            pv_err_t rc = pv_expert_lens(o->env, tr, arena, &len);
             if (rc != PV_OK)
                 return rc;
             v[i].expert_len = len;
@@ -118,8 +100,10 @@ pv_err_t pv_jgroup_open(pv_jgroup_t *g, const pv_jg_opts_t *o, const pv_wire_rol
                 g->newest_version = g->trajs[i].steps[t].policy_version;
     if (!o->prover)
         return PV_OK;
-    if (o->judge == PV_JUDGE_ORACLE && !o->env)
-        return pv_errf(em, PV_ERR_INVAL, "the oracle judge needs an environment instance");
+    if ((o->judge == PV_JUDGE_ORACLE || o->measure_precision) && !o->env)
+        return pv_errf(em, PV_ERR_INVAL,
+                       "the oracle (judge or precision) needs an environment "
+                       "instance");
     pv_traj_view_t *views;
     if ((rc = s_views(g, o, arena, &views)) != PV_OK)
         return pv_errf(em, rc, "judge: arena full");
@@ -145,6 +129,10 @@ pv_err_t pv_jgroup_open(pv_jgroup_t *g, const pv_jg_opts_t *o, const pv_wire_rol
         g->segs[i].prop = prop[i];
     g->n_segs = n;
     g->st.proposals = (uint32_t)n;
+    if (o->measure_precision &&
+        (rc = pv_judge_precision(o->env, g->trajs, views, g->n_trajs, prop, n, o->max_steps, arena,
+                                 &g->st.precision_hits, &g->st.precision_samples)) != PV_OK)
+        return pv_errf(em, rc, "judge precision: %s", pv_strerror(rc));
     s_plan_jobs(g, o);
     return PV_OK;
 }
@@ -289,7 +277,9 @@ pv_err_t pv_jgroup_credited(const pv_jgroup_t *g, const char *judge_name, pv_are
                                       .n_segments = (uint32_t)g->n_segs,
                                       .proposals = g->st.proposals,
                                       .verify_env_steps = g->st.env_steps,
-                                      .verify_policy_tokens = g->st.policy_tokens};
+                                      .verify_policy_tokens = g->st.policy_tokens,
+                                      .precision_samples = g->st.precision_samples,
+                                      .precision_hits = g->st.precision_hits};
     out->group.trajectories = tr;
     return PV_OK;
 }

@@ -18,10 +18,12 @@
  *   result /  record a VERIFY_RESULT, or the failure of a job (a completion with ok =
  *   fail /    false, a malformed or mismatched result, the group's deadline): a segment is
  *   expire    verified only when both its sides are.
+ *             With measure_precision, the oracle labels every proposal (judge/precision.h).
  *   credited  the CREDITED_GROUP for the learner: the group without saved states, every
  *             proposed segment with p_before = successes / k of side 0, p_after of side 1
  *             (or the outcome), delta = p_after - p_before and its `verified` flag, the
- *             proposal count and the verification cost summed from the results.
+ *             proposal count, the verification cost summed from the results, and the
+ *             oracle's precision counts.
  * Everything the group points to lives in the caller's arena and the payload bytes the
  * group was decoded from; keep both until the CREDITED_GROUP is encoded.
  */
@@ -50,8 +52,10 @@ typedef struct pv_jg_opts {
     uint32_t max_steps;     /* episode step limit: continuation budget and cost estimate */
     uint64_t run_seed;      /* run.seed, for the continuations' seeds */
     uint64_t timeout_ms;    /* the group's verification deadline after open */
-    pv_env_t *env;          /* oracle only: an instance of the run's environment, to restore
-                               each saved state and ask the expert's plan length; else NULL */
+    bool measure_precision; /* prover.measure_precision: the oracle labels every proposal */
+    pv_env_t *env;          /* oracle judge or measure_precision: an instance of the run's
+                               environment, to restore saved states and ask the expert's plan
+                               length; else NULL */
 } pv_jg_opts_t;
 
 /* State of one side of a segment. */
@@ -88,6 +92,8 @@ typedef struct pv_jg_stats {
     uint64_t est_steps;      /* estimated cost of the jobs sent (the budgeted quantity) */
     uint64_t env_steps;      /* verification cost reported by the verifiers */
     uint64_t policy_tokens;
+    uint32_t precision_samples; /* proposals the oracle labelled (measure_precision) */
+    uint32_t precision_hits;    /* ... of which pivotal (judge/precision.h) */
 } pv_jg_stats_t;
 
 typedef struct pv_jgroup {
@@ -111,7 +117,7 @@ typedef struct pv_jgroup {
  * lay out the jobs (none for a group without contrast or another estimator). `rng` breaks
  * the proposer's ties (contrast) and draws its steps (random). Everything goes to `arena`.
  * Errors: PV_ERR_DATA (a malformed step: the group is refused, detail in `em`),
- * PV_ERR_INVAL (oracle without o->env), PV_ERR_NOMEM (arena full). */
+ * PV_ERR_INVAL (oracle or measure_precision without o->env), PV_ERR_NOMEM (arena full). */
 pv_err_t pv_jgroup_open(pv_jgroup_t *g, const pv_jg_opts_t *o, const pv_wire_rollout_group_t *wire,
                         uint64_t now_ms, pv_rng_t *rng, pv_arena_t *arena, pv_errmsg_t *em);
 

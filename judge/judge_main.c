@@ -49,6 +49,7 @@ typedef struct counters {
     uint64_t groups, malformed, mixed, proposals, jobs_sent, jobs_failed, late, stray;
     uint64_t dropped_budget, skipped_sign, missing_states, bad_results;
     uint64_t verified, learn_failed, verify_steps, verify_tokens, redelivered;
+    uint64_t precision_hits, precision_samples;
     double delta_sum;
 } counters_t;
 
@@ -144,6 +145,8 @@ static void s_on_lease(judge_t *J, const pv_lease_t *l)
     J->n.dropped_budget += st->dropped_budget;
     J->n.skipped_sign += st->skipped_sign;
     J->n.missing_states += st->missing_states;
+    J->n.precision_hits += st->precision_hits;
+    J->n.precision_samples += st->precision_samples;
 }
 
 /* ---- verify jobs out, results in ----------------------------------------------------- */
@@ -309,6 +312,11 @@ static void s_summary(judge_t *J, double secs, uint64_t groups_before)
         (unsigned long long)n->jobs_failed, (unsigned long long)n->late,
         (unsigned long long)n->verified, n->verified ? n->delta_sum / (double)n->verified : 0.0,
         (unsigned long long)n->verify_steps, (unsigned long long)n->verify_tokens);
+    if (n->precision_samples)
+        PV_LOG_INFO("judge precision against the oracle: %.3f (%llu of %llu proposals pivotal)",
+                    (double)n->precision_hits / (double)n->precision_samples,
+                    (unsigned long long)n->precision_hits,
+                    (unsigned long long)n->precision_samples);
 }
 
 /* One pass: leases, verify traffic, deadlines, learn traffic. Blocks at most ~100 ms. */
@@ -388,7 +396,9 @@ static pv_err_t s_setup(void *self, pv_errmsg_t *em)
                            .max_steps = pv_env_model_max_steps(J->model),
                            .run_seed = (uint64_t)cfg->run.seed,
                            .timeout_ms = (uint64_t)cfg->prover.verify_timeout_ms,
-                           .env = kind == PV_JUDGE_ORACLE ? J->env : NULL};
+                           .measure_precision = cfg->prover.measure_precision,
+                           .env = kind == PV_JUDGE_ORACLE || cfg->prover.measure_precision ? J->env
+                                                                                           : NULL};
     J->judge_name = pv_judge_kind_name(kind);
     J->n_slots = (uint32_t)cfg->prover.judge_capacity;
     J->nonce = pv_judge_nonce((uint32_t)J->rc.world.index);

@@ -164,6 +164,8 @@ static void s_fold(pv_intake_stats_t *s, const pv_intake_stats_t *g)
     }
     s->verify_env_steps += g->verify_env_steps;
     s->verify_tokens += g->verify_tokens;
+    s->precision_samples += g->precision_samples;
+    s->precision_hits += g->precision_hits;
     s->lag_sum += g->lag_sum;
     if (g->lag_max > s->lag_max)
         s->lag_max = g->lag_max;
@@ -228,6 +230,8 @@ pv_err_t pv_intake_add(pv_intake_t *in, const uint8_t *payload, size_t len, uint
     gs.segments = cg->n_segments;
     gs.verify_env_steps = cg->verify_env_steps;
     gs.verify_tokens = cg->verify_policy_tokens;
+    gs.precision_samples = cg->precision_samples;
+    gs.precision_hits = cg->precision_hits; /* <= samples: the decoder checks it */
     size_t base = in->n_rows;
     for (size_t i = 0; i < nt; i++) {
         in->rows[base + i] = trajs[i];

@@ -42,6 +42,8 @@ typedef struct pv_intake_stats {
     uint64_t positive;                      /* ... of which delta > 0 */
     double delta_sum, delta_min, delta_max; /* over verified segments */
     uint64_t verify_env_steps, verify_tokens;
+    uint64_t precision_samples, precision_hits; /* the judge's proposals labelled by the oracle,
+                                                   and the pivotal ones (judge/precision.h) */
     uint64_t lag_sum, lag_max; /* learner version - step version, over accepted steps */
     double reward_sum;
     uint64_t dropped_steps; /* environment steps of stale and duplicate groups (spent, unused) */

@@ -13,6 +13,15 @@ static double s_div(double a, double b)
     return b > 0 ? a / b : 0.0;
 }
 
+/* judge_precision (NaN when nothing was labelled) and precision_samples of `s`. */
+static void s_set_precision(json_t *o, const pv_intake_stats_t *s)
+{
+    pv_metrics_set_real(
+        o, "judge_precision",
+        s->precision_samples ? (double)s->precision_hits / (double)s->precision_samples : NAN);
+    json_object_set_new(o, "precision_samples", json_integer((json_int_t)s->precision_samples));
+}
+
 pv_err_t pv_report_iteration(pv_metrics_t *m, uint64_t iteration, uint64_t iterations,
                              uint64_t version, const pv_intake_stats_t *b,
                              const pv_intake_stats_t *t, const pv_update_stats_t *up,
@@ -57,6 +66,7 @@ pv_err_t pv_report_iteration(pv_metrics_t *m, uint64_t iteration, uint64_t itera
     pv_metrics_set_real(o, "entropy", up->entropy);
     pv_metrics_set_real(o, "clip_frac", up->pg_clipfrac);
     pv_metrics_set_real(o, "grad_norm", up->grad_norm);
+    s_set_precision(o, b);
     pv_err_t err = pv_metrics_write(m, o);
     json_decref(o);
     PV_LOG_INFO(
@@ -120,6 +130,7 @@ pv_err_t pv_report_summary(const char *path, const char *cfg_env, const char *es
     json_object_set_new(o, "dropped_stale", json_integer((json_int_t)t->stale));
     json_object_set_new(o, "dropped_duplicate", json_integer((json_int_t)t->duplicates));
     json_object_set_new(o, "malformed", json_integer((json_int_t)t->malformed));
+    s_set_precision(o, t);
     pv_metrics_set_real(o, "wall_s", run->wall_s);
     pv_metrics_set_real(o, "env_steps_per_s", s_div((double)total, run->wall_s));
     pv_err_t err = PV_OK;
@@ -141,6 +152,10 @@ pv_err_t pv_report_summary(const char *path, const char *cfg_env, const char *es
            (unsigned long long)t->verified, (unsigned long long)t->positive,
            (unsigned long long)t->groups, (unsigned long long)t->stale,
            (unsigned long long)t->duplicates, (unsigned long long)t->malformed);
+    if (t->precision_samples)
+        printf("judge precision against the oracle: %.3f (%llu of %llu proposals pivotal)\n",
+               (double)t->precision_hits / (double)t->precision_samples,
+               (unsigned long long)t->precision_hits, (unsigned long long)t->precision_samples);
     printf("wall time %.1f s, throughput %.0f environment steps/s\n", run->wall_s,
            s_div((double)total, run->wall_s));
     fflush(stdout);

@@ -9,7 +9,9 @@
  *     dropped groups), proposals, segments_verified, segments_positive, delta_mean,
  *     delta_min, delta_max, policy_lag_mean, policy_lag_max, dropped_stale,
  *     dropped_duplicate, malformed (run totals), env_steps_per_s, loss, pg_loss, kl,
- *     entropy, clip_frac, grad_norm;
+ *     entropy, clip_frac, grad_norm, judge_precision (pivotal / labelled proposals of the
+ *     batch by the oracle, prover.measure_precision; null when none was labelled),
+ *     precision_samples;
  *   kind "eval": iteration, policy_version, wall_s, success_rate (greedy, held-out tasks),
  *     eval_tasks, total_env_steps, cum_rollout_env_steps, cum_verify_env_steps.
  */
@@ -42,7 +44,8 @@ pv_err_t pv_report_iteration(pv_metrics_t *m, uint64_t iteration, uint64_t itera
 pv_err_t pv_report_eval(pv_metrics_t *m, uint64_t iteration, uint64_t version, double success,
                         uint64_t n_tasks, const pv_run_totals_t *run);
 
-/* Write `path` (summary.json) and print the human summary on stdout. `cfg_env`,
+/* Write `path` (summary.json: the run's totals, among them judge_precision and
+ * precision_samples over the whole run) and print the human summary on stdout. `cfg_env`,
  * `estimator`, `judge` name the run. Errors: PV_ERR_IO. */
 pv_err_t pv_report_summary(const char *path, const char *cfg_env, const char *estimator,
                            const char *judge, const pv_intake_stats_t *totals,

@@ -32,7 +32,7 @@
 
 /* Envelope constants: {"pv": PV_WIRE_MAGIC, "ver": PV_WIRE_VERSION, "type": id, "body": {}} */
 #define PV_WIRE_MAGIC   0x50565731u /* "PVW1" */
-#define PV_WIRE_VERSION 3u
+#define PV_WIRE_VERSION 4u
 
 /* ---- shared pieces ------------------------------------------------------------------- */
 
@@ -140,7 +140,12 @@
     X(T, ARR_OBJ, segment, segments, 4096, REQ, NONE, "proposed segments with their estimates")    \
     X(T, U32, _, proposals, 0, REQ, NONE, "segments the judge proposed")                           \
     X(T, U64, _, verify_env_steps, 0, REQ, NONE, "environment steps spent verifying this group")   \
-    X(T, U64, _, verify_policy_tokens, 0, REQ, NONE, "policy tokens spent verifying this group")
+    X(T, U64, _, verify_policy_tokens, 0, REQ, NONE, "policy tokens spent verifying this group")   \
+    X(T, U32, _, precision_samples, 0, REQ, NONE,                                                  \
+      "proposals the oracle labelled (prover.measure_precision; 0 = not measured)")                \
+    X(T, U32, _, precision_hits, 0, REQ, AT_MOST("precision_samples"),                             \
+      "of those, the pivotal ones: an action the oracle labels progress on a success, or "         \
+      "regress on a failure (judge precision = hits / samples)")
 
 /* ---- 5 WEIGHTS ----------------------------------------------------------------------- */
 

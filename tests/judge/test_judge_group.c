@@ -1,18 +1,23 @@
 /* test_judge_group.c - the judge's per-group state machine on a real ALFWorld rollout group
  * (generated games, untrained policy) that went through the wire: the verify jobs it lays
  * out, results combined into segments, failures, the deadline, the budget, the sign filter,
- * groups without contrast, the oracle, and the CREDITED_GROUP the learner receives. */
+ * groups without contrast, the oracle, judge precision against the oracle, and the
+ * CREDITED_GROUP the learner receives. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "judge/job_ids.h"
 #include "judge/judge_group.h"
+#include "learner/intake.h"
+#include "learner/report.h"
 #include "roles_fixture.h"
 
 typedef struct s_fix {
@@ -57,8 +62,10 @@ static void s_open(s_fix_t *f, const pv_jg_opts_t *o, pv_jgroup_t *g)
     pv_arena_reset(f->garena);
     pv_rng_seed(&f->rng, 1, 1);
     pv_errmsg_t em = {{0}};
-    assert_int_equal(pv_jgroup_open(g, o, &f->x.msg.rollout_group, 0, &f->rng, f->garena, &em),
-                     PV_OK);
+    pv_err_t rc = pv_jgroup_open(g, o, &f->x.msg.rollout_group, 0, &f->rng, f->garena, &em);
+    if (rc != PV_OK)
+        print_error("pv_jgroup_open: %s\n", em.text);
+    assert_int_equal(rc, PV_OK);
 }
 
 /* A result as a verifier would send it for job j. */
@@ -382,6 +389,144 @@ static void test_oracle(void **state)
     pv_env_destroy(&check);
 }
 
+/* The oracle's label of action t of `tr`, recomputed here on a fresh instance from the
+ * saved states: +1 the expert plan shrinks, -1 it grows or the goal is lost (in time). */
+static int s_label(pv_env_t *check, const pv_traj_t *tr, uint32_t t, uint32_t max_steps)
+{
+    int32_t len[2];
+    for (int k = 0; k < 2; k++) {
+        size_t u = t + (size_t)k;
+        if (u == tr->n_steps) {
+            len[k] = tr->won ? 0 : -1;
+            continue;
+        }
+        assert_int_equal(pv_env_load(check, tr->states[u], tr->state_len[u], NULL), PV_OK);
+        len[k] = pv_env_expert_plan_len(check);
+    }
+    if (len[0] < 0)
+        return 0;
+    if (len[1] < 0 || len[1] > len[0])
+        return -1;
+    if (len[1] < len[0])
+        return +1;
+    int64_t left = (int64_t)max_steps - (int64_t)t - 1;
+    return len[0] <= left + 1 && len[1] > left ? -1 : 0;
+}
+
+/* measure_precision: every proposal of every judge is labelled by the oracle; hits are the
+ * proposals whose action the oracle labels as the side they were proposed for (progress on
+ * a success, regress on a failure), recounted here from the saved states. The oracle judge
+ * is precise on its success side by construction; exhaustive labels every step. */
+static void test_precision(void **state)
+{
+    s_fix_t *f = *state;
+    pv_env_t *check;
+    assert_int_equal(pv_env_new(f->x.w.model, &check), PV_OK);
+    const pv_judge_kind_t kinds[] = {PV_JUDGE_CONTRAST, PV_JUDGE_RANDOM, PV_JUDGE_ORACLE,
+                                     PV_JUDGE_EXHAUSTIVE};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        pv_jg_opts_t o = s_opts(f);
+        o.judge = kinds[k];
+        o.max_segments = 4;
+        pv_jgroup_t g;
+        if (kinds[k] != PV_JUDGE_ORACLE) {
+            s_open(f, &o, &g); /* without measure_precision: nothing measured */
+            assert_int_equal(g.st.precision_samples, 0);
+            o.measure_precision = true;
+            assert_int_equal(
+                pv_jgroup_open(&g, &o, &f->x.msg.rollout_group, 0, &f->rng, f->garena, NULL),
+                PV_ERR_INVAL); /* no environment to ask */
+        }
+        o.measure_precision = true;
+        o.env = f->x.w.env;
+        s_open(f, &o, &g);
+        assert_true(g.n_segs >= 1);
+        assert_int_equal(g.st.precision_samples, g.n_segs);
+        uint32_t hits = 0, won_side = 0, won_hits = 0;
+        for (size_t i = 0; i < g.n_segs; i++) {
+            const pv_segment_t *p = &g.segs[i].prop;
+            const pv_traj_t *tr = &f->x.w.trajs[p->traj];
+            int want = tr->won ? +1 : -1;
+            assert_true(p->expect == 0 || p->expect == want);
+            bool hit = s_label(check, tr, p->t0, o.max_steps) == want; /* single steps */
+            assert_int_equal(p->t1, p->t0 + 1);
+            hits += hit;
+            won_side += tr->won;
+            won_hits += tr->won && hit;
+        }
+        assert_int_equal(g.st.precision_hits, hits);
+        if (kinds[k] == PV_JUDGE_ORACLE)
+            assert_int_equal(won_hits, won_side);
+        if (kinds[k] == PV_JUDGE_EXHAUSTIVE)
+            assert_true(hits > 0 && hits < g.n_segs); /* some steps matter, not all */
+        pv_wire_credited_group_t c;
+        assert_int_equal(pv_jgroup_credited(&g, "x", f->garena, &c), PV_OK);
+        assert_int_equal(c.precision_samples, g.st.precision_samples);
+        assert_int_equal(c.precision_hits, g.st.precision_hits);
+    }
+    pv_env_destroy(&check);
+}
+
+/* The counts travel in the CREDITED_GROUP to the learner: its intake sums them per batch and
+ * per run, and metrics.jsonl / summary.json show hits / samples as judge_precision. */
+static void test_precision_reaches_the_learner(void **state)
+{
+    s_fix_t *f = *state;
+    pv_jg_opts_t o = s_opts(f);
+    o.judge = PV_JUDGE_EXHAUSTIVE;
+    o.measure_precision = true;
+    o.env = f->x.w.env;
+    pv_jgroup_t g;
+    s_open(f, &o, &g);
+    assert_true(g.st.precision_samples > 0);
+    for (size_t j = 0; j < g.n_jobs; j++)
+        assert_int_equal(pv_jgroup_fail(&g, j), PV_OK);
+    pv_wire_msg_t m = {.type = PV_MSG_CREDITED_GROUP};
+    assert_int_equal(pv_jgroup_credited(&g, "exhaustive", f->garena, &m.credited_group), PV_OK);
+    pv_wire_buf_t out;
+    pv_wire_buf_init(&out, 0);
+    assert_int_equal(pv_wire_encode(&m, NULL, &out, NULL), PV_OK);
+    pv_intake_t *in;
+    assert_int_equal(pv_intake_new(2, &in), PV_OK);
+    pv_intake_verdict_t v;
+    assert_int_equal(pv_intake_add(in, out.data, out.len, 1, 100, &v, NULL), PV_OK);
+    assert_int_equal(v, PV_INTAKE_ACCEPTED);
+    const pv_intake_stats_t *b = pv_intake_stats(in), *t = pv_intake_totals(in);
+    assert_int_equal(b->precision_samples, g.st.precision_samples);
+    assert_int_equal(b->precision_hits, g.st.precision_hits);
+    assert_int_equal(t->precision_hits, g.st.precision_hits);
+    char path[] = "/tmp/test_judge_group.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    pv_metrics_t *mx;
+    assert_int_equal(pv_metrics_open(path, 0, &mx, NULL), PV_OK);
+    pv_update_stats_t up = {0};
+    pv_run_totals_t run = {.eval_first = -1, .eval_last = -1, .train_first = -1, .train_last = -1};
+    assert_int_equal(pv_report_iteration(mx, 1, 1, 2, b, t, &up, &run), PV_OK);
+    pv_metrics_close(&mx);
+    json_t *line = json_load_file(path, JSON_DISABLE_EOF_CHECK, NULL);
+    assert_non_null(line);
+    assert_float_equal(json_real_value(json_object_get(line, "judge_precision")),
+                       (double)g.st.precision_hits / g.st.precision_samples, 1e-12);
+    assert_int_equal(json_integer_value(json_object_get(line, "precision_samples")),
+                     g.st.precision_samples);
+    json_decref(line);
+    assert_int_equal(pv_report_summary(path, "alfworld", "prover", "exhaustive", t, &run, NULL),
+                     PV_OK);
+    json_t *sum = json_load_file(path, 0, NULL);
+    assert_non_null(sum);
+    assert_float_equal(json_real_value(json_object_get(sum, "judge_precision")),
+                       (double)g.st.precision_hits / g.st.precision_samples, 1e-12);
+    json_decref(sum);
+    /* hits above samples breaks the schema's rule (the decoder applies the same table) */
+    m.credited_group.precision_hits = m.credited_group.precision_samples + 1;
+    assert_int_equal(pv_wire_encode(&m, NULL, &out, NULL), PV_ERR_INVAL);
+    unlink(path);
+    pv_intake_destroy(&in);
+    pv_wire_buf_free(&out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -393,6 +538,8 @@ int main(void)
         cmocka_unit_test(test_groups_without_verification),
         cmocka_unit_test(test_malformed_group),
         cmocka_unit_test(test_oracle),
+        cmocka_unit_test(test_precision),
+        cmocka_unit_test(test_precision_reaches_the_learner),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);
 }

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# cluster/eval-grid end to end at CI size (issue 8): one seed, a few learner updates on small
+# generated ALFWorld games, three configurations (grpo, contrast, exhaustive), each a real
+# mpirun job (broker, learner, judge, verifier, actor) on a private port; then the
+# aggregation. Checks what a user gets: results.md with a table row per configuration whose
+# numbers are finite, results.json agreeing with it, the three PNGs, one run folder per
+# configuration, exhaustive verification costing more than contrast, and judge precision
+# measured for the ProVer runs only. Exit 0 pass, 1 fail, 77 skip (no mpirun).
+set -u
+src=${PV_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${PV_BUILD_DIR:-$src/build}
+command -v mpirun > /dev/null || { echo "skip: no mpirun"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() {
+  echo "FAIL: $*"
+  [ -f "$tmp/ci/results.md" ] && cat "$tmp/ci/results.md"
+  for log in "$tmp"/ci/alfworld/*/seed1/job.log; do [ -f "$log" ] && { echo "== $log"; tail -n 30 "$log"; }; done
+  exit 1
+}
+cd "$src"
+cluster/eval-grid --tiny --configs grpo,contrast,exhaustive --out "$tmp" --name ci \
+  --build "$build" > "$tmp/grid.log" 2>&1 || { cat "$tmp/grid.log"; fail "cluster/eval-grid failed"; }
+md=$tmp/ci/results.md
+[ -s "$md" ] || fail "no results.md"
+grep -q "^- Machine: [0-9]* cores" "$md" || fail "results.md names no machine"
+grep -q "^- Runs finished: 20[0-9][0-9]-" "$md" || fail "results.md has no date"
+grep -q "^- Command: \`cluster/eval-grid --tiny" "$md" || fail "results.md has not the command"
+for c in grpo contrast exhaustive; do
+  row=$(grep "^| $c |" "$md") || fail "no table row for $c"
+  # columns: name, seeds, final, at updates, at steps, to target, share, precision, steps, reward, wall
+  IFS='|' read -r -a cells <<< "$row"
+  [ "${cells[2]// /}" = 1 ] || fail "$c: seeds '${cells[2]}'"
+  for k in 3 4 5 10 11; do
+    [[ "${cells[$k]}" =~ ^\ [0-9]+\.[0-9]+\ $ ]] || fail "$c: column $k is '${cells[$k]}', not a number"
+  done
+  [[ "${cells[7]}" =~ ^\ [0-9]+\.[0-9]%\ $ ]] || fail "$c: verification share '${cells[7]}'"
+  [[ "${cells[9]}" =~ ^\ [0-9.]+[kM]?\ $ ]] || fail "$c: env steps '${cells[9]}'"
+  [ -s "$tmp/ci/alfworld/$c/seed1/metrics.jsonl" ] || fail "$c: no run folder"
+  [ ! -e "$tmp/ci/alfworld/$c/seed1/checkpoint.safetensors" ] || fail "$c: checkpoint kept"
+done
+for p in success-vs-updates success-vs-env-steps verification-cost; do
+  f=$tmp/ci/alfworld-$p.png
+  [ "$(head -c 4 "$f" 2>/dev/null | od -An -c | tr -d ' ')" = '211PNG' ] || fail "$f is not a PNG"
+done
+/usr/bin/python3 - "$tmp/ci/results.json" <<'EOF' || fail "results.json"
+import json, math, sys
+r = json.load(open(sys.argv[1]))
+env = r["envs"][0]
+cs = {c["config"]: c for c in env["configs"]}
+assert list(cs) == ["grpo", "contrast", "exhaustive"], list(cs)
+for c in cs.values():
+    for k in ("final_success", "success_at_equal_updates", "success_at_equal_env_steps",
+              "verify_share", "env_steps"):
+        v = c[k]["mean"]
+        assert v is not None and math.isfinite(v), (c["config"], k, v)
+assert cs["grpo"]["verify_share"]["mean"] == 0.0
+assert cs["grpo"]["judge_precision"]["mean"] is None
+for k in ("contrast", "exhaustive"):
+    p = cs[k]["judge_precision"]["mean"]
+    assert p is not None and 0.0 <= p <= 1.0, (k, p)
+assert cs["exhaustive"]["verify_share"]["mean"] > cs["contrast"]["verify_share"]["mean"]
+assert cs["exhaustive"]["env_steps"]["mean"] > cs["contrast"]["env_steps"]["mean"]
+assert env["equal_env_steps"] <= min(c["env_steps"]["mean"] for c in cs.values())
+EOF
+echo "eval-grid: $(grep -c '^| [a-z]* | 1 |' "$md") rows, plots and results.json as expected"
+exit 0

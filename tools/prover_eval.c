@@ -1,0 +1,181 @@
+/* prover-eval - aggregate an evaluation grid (issue 8): configurations x seeds x
+ * environments, side by side.
+ *
+ *   prover-eval [--target X] [--command TEXT] [--no-plots] GRID_DIR
+ *
+ * GRID_DIR holds one folder per environment, in it one folder per configuration (grpo,
+ * contrast, random, oracle, exhaustive, ...), in it one run folder per seed with the
+ * learner's metrics.jsonl and summary.json (cluster/eval-grid lays it out). Optional files
+ * GRID_DIR/ENV/overrides.txt and GRID_DIR/ENV/CONFIG/overrides.txt describe the settings.
+ * Per environment and configuration, over seeds (mean +- sample std):
+ *   final success          greedy held-out success at the end (summary eval_success_after)
+ *   success at N updates   the evaluation curve at the last learner update every run of the
+ *                          environment reached (equal updates: is the credit better?)
+ *   success at S steps     the curve at S = the fewest environment steps (rollouts +
+ *                          verification) any run of the environment ended with (equal
+ *                          environment steps: is it worth its cost?)
+ *   steps to target        environment steps at which the curve first reaches --target
+ *                          (default 0.5), over the seeds that reached it
+ *   verification share     verification steps / all environment steps
+ *   judge precision        pivotal / oracle-labelled proposals (prover.measure_precision)
+ * Writes GRID_DIR/results.md (the tables, the date the runs finished, the machine, the
+ * command), GRID_DIR/results.json, the mean curves GRID_DIR/ENV/CONFIG/mean.jsonl and, with
+ * prover-plot (found beside this program), GRID_DIR/ENV-success-vs-updates.png,
+ * ENV-success-vs-env-steps.png (log x axis when the runs' budgets differ tenfold) and
+ * ENV-verification-cost.png.
+ * Exit status 0; 1 when a plot failed; 2 for bad arguments or a grid without a usable run.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tools/eval_grid.h"
+
+static int s_usage(void)
+{
+    fprintf(stderr, "usage: prover-eval [--target X] [--command TEXT] [--no-plots] GRID_DIR\n");
+    return 2;
+}
+
+/* Run build/bin/prover-plot (beside this executable) with argv; 0 on success. */
+static int s_plot(char **argv)
+{
+    char self[PATH_MAX], exe[PATH_MAX + 16];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return -1;
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(exe, sizeof exe, "%s/prover-plot", self);
+    argv[0] = exe;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        execv(exe, argv);
+        fprintf(stderr, "prover-eval: %s: %s\n", exe, strerror(errno));
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* The three plots of one environment. Returns the failures. */
+static int s_plots(const char *grid, const pv_eg_env_t *e)
+{
+    char out[3][PATH_MAX], title[3][512], args[PV_EG_MAX_CONFIGS][PATH_MAX + 64];
+    int failed = 0;
+    for (size_t c = 0; c < e->n_configs; c++)
+        snprintf(args[c], sizeof args[c], "%s/%s/%s/mean.jsonl=%s", grid, e->name,
+                 e->configs[c].name, e->configs[c].name);
+    static const char *const files[3] = {"success-vs-updates", "success-vs-env-steps",
+                                         "verification-cost"};
+    static const char *const what[3] = {"greedy held-out success vs learner updates",
+                                        "greedy held-out success vs environment steps",
+                                        "rollout and verification environment steps"};
+    for (int p = 0; p < 3; p++) {
+        snprintf(out[p], sizeof out[p], "%s/%s-%s.png", grid, e->name, files[p]);
+        snprintf(title[p], sizeof title[p], "%s: %s (mean over seeds)", e->name, what[p]);
+        char *argv[10 + PV_EG_MAX_CONFIGS];
+        int a = 1;
+        argv[a++] = "-o";
+        argv[a++] = out[p];
+        argv[a++] = "--title";
+        argv[a++] = title[p];
+        if (p < 2) {
+            argv[a++] = "--series";
+            argv[a++] = "eval";
+            argv[a++] = "--x";
+            argv[a++] = p == 0 ? "iteration" : "total_env_steps";
+            if (p == 1 && e->steps_max > 10.0 * e->steps)
+                argv[a++] = "--logx"; /* exhaustive verification: an order of magnitude more */
+        } else {
+            argv[a++] = "--cost";
+        }
+        for (size_t c = 0; c < e->n_configs; c++)
+            if (e->configs[c].n_ok > 0)
+                argv[a++] = args[c];
+        argv[a] = NULL;
+        if (s_plot(argv) != 0) {
+            fprintf(stderr, "prover-eval: plot %s failed\n", out[p]);
+            failed++;
+        }
+    }
+    return failed;
+}
+
+int main(int argc, char **argv)
+{
+    const char *grid = NULL, *command = NULL;
+    double target = 0.5;
+    int plots = 1;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--target") == 0 && i + 1 < argc) {
+            char *end;
+            target = strtod(argv[++i], &end);
+            if (*end || !(target > 0 && target <= 1)) {
+                fprintf(stderr, "prover-eval: --target wants a success rate in (0, 1]\n");
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--command") == 0 && i + 1 < argc) {
+            command = argv[++i];
+        } else if (strcmp(argv[i], "--no-plots") == 0) {
+            plots = 0;
+        } else if (argv[i][0] == '-' || grid) {
+            return s_usage();
+        } else {
+            grid = argv[i];
+        }
+    }
+    if (!grid)
+        return s_usage();
+    pv_eg_t *g = NULL;
+    pv_errmsg_t em = {{0}};
+    pv_err_t rc = pv_eg_load(grid, target, &g, &em);
+    if (rc != PV_OK) {
+        fprintf(stderr, "prover-eval: %s\n", em.text[0] ? em.text : pv_strerror(rc));
+        return 2;
+    }
+    for (size_t i = 0; i < g->n_skipped; i++)
+        fprintf(stderr, "prover-eval: run left out: %s\n", g->skipped[i]);
+    int status = 0;
+    if ((rc = pv_eg_write_means(g, grid, &em)) != PV_OK) {
+        fprintf(stderr, "prover-eval: %s\n", em.text);
+        status = 2;
+    }
+    for (size_t e = 0; status == 0 && plots && e < g->n_envs; e++)
+        if (s_plots(grid, &g->envs[e]) > 0)
+            status = 1;
+    char cmd[4096];
+    if (!command) {
+        size_t len = (size_t)snprintf(cmd, sizeof cmd, "prover-eval");
+        for (int i = 1; i < argc && len < sizeof cmd; i++)
+            len += (size_t)snprintf(cmd + len, sizeof cmd - len, " %s", argv[i]);
+        command = cmd;
+    }
+    if (status != 2 && ((rc = pv_eg_write_markdown(g, grid, command, plots, &em)) != PV_OK ||
+                        (rc = pv_eg_write_json(g, grid, command, &em)) != PV_OK)) {
+        fprintf(stderr, "prover-eval: %s\n", em.text);
+        status = 2;
+    }
+    if (status != 2)
+        printf("prover-eval: wrote %s/results.md (%zu environments, %zu runs)\n", grid, g->n_envs,
+               g->n_runs);
+    pv_eg_destroy(&g);
+    return status;
+}
