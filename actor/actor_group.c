@@ -14,7 +14,8 @@ pv_err_t pv_actor_play_group(const pv_actor_ctx_t *ctx, const pv_task_t *task, u
                              int64_t group, pv_traj_t *trajs, pv_cost_t *cost, pv_errmsg_t *em)
 {
     pv_arena_reset(ctx->arena);
-    pv_rollout_opts_t ro = {.max_steps = ctx->max_steps, .save_states = ctx->save_states};
+    pv_rollout_opts_t ro = {
+        .max_steps = ctx->max_steps, .save_states = ctx->save_states, .task_keys = ctx->task_keys};
     for (uint32_t i = 0; i < G; i++) {
         if (ctx->between) {
             pv_err_t rc = ctx->between(ctx->user);

@@ -80,6 +80,8 @@
       "Add lambda*delta to the GRPO advantage or replace it.")                                     \
     I(prover, k, 4, 1, 1024, "Continuations sampled from each verified state.")                    \
     I(prover, max_segments, 2, 1, 64, "Segments proposed per group.")                              \
+    E(prover, contrast_key, "task", "task|state",                                                  \
+      "What the contrast judge compares: task facts (pv_env_task_key) or whole states.")           \
     I(prover, verify_budget, 2000, 0, INT64_MAX,                                                   \
       "Environment steps a group's verification may spend; 0 = unlimited.")                        \
     B(prover, verify_failures, false,                                                              \

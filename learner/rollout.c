@@ -24,9 +24,15 @@ static pv_err_t s_save(pv_env_t *env, size_t state_max, pv_arena_t *arena, pv_tr
 
 /* Play from the environment's current state, appending to `tr` (texts already hold o_t at
  * index 2 n_steps). `limit` bounds n_steps. */
+/* The key recorded per state (rollout.h: task_keys). */
+static uint64_t s_key(const pv_env_t *env, bool task_keys)
+{
+    return task_keys ? pv_env_task_key(env) : pv_env_state_key(env);
+}
+
 static pv_err_t s_play(pv_env_t *env, const pv_policy_t *p, pv_policy_work_t *work, pv_rng_t *rng,
-                       size_t limit, bool save, size_t state_max, pv_arena_t *arena, pv_traj_t *tr,
-                       bool *won, pv_cost_t *cost, pv_errmsg_t *em)
+                       size_t limit, bool save, bool task_keys, size_t state_max, pv_arena_t *arena,
+                       pv_traj_t *tr, bool *won, pv_cost_t *cost, pv_errmsg_t *em)
 {
     *won = false;
     while (tr->n_steps < limit) {
@@ -66,7 +72,7 @@ static pv_err_t s_play(pv_env_t *env, const pv_policy_t *p, pv_policy_work_t *wo
         if (!(tr->texts[2 * s + 2] = s_dup(arena, r.obs)))
             return pv_errf(em, PV_ERR_NOMEM, "rollout: arena full");
         tr->n_steps++;
-        tr->state_keys[tr->n_steps] = pv_env_state_key(env);
+        tr->state_keys[tr->n_steps] = s_key(env, task_keys);
         if (save && (rc = s_save(env, state_max, arena, tr, tr->n_steps, em)) != PV_OK)
             return rc;
         if (r.done) {
@@ -115,15 +121,15 @@ pv_err_t pv_rollout_episode(const pv_env_model_t *model, pv_env_t *env, const pv
     if (rc == PV_OK) {
         out->task_text = s_dup(arena, pv_env_task_text(env));
         out->texts[0] = s_dup(arena, r.obs);
-        out->state_keys[0] = pv_env_state_key(env);
+        out->state_keys[0] = s_key(env, opts->task_keys);
         if (!out->task_text || !out->texts[0])
             rc = pv_errf(em, PV_ERR_NOMEM, "rollout: arena full");
     }
     if (rc == PV_OK && opts->save_states)
         rc = s_save(env, state_max, arena, out, 0, em);
     if (rc == PV_OK)
-        rc = s_play(env, p, work, rng, limit, opts->save_states, state_max, arena, out, &out->won,
-                    cost, em);
+        rc = s_play(env, p, work, rng, limit, opts->save_states, opts->task_keys, state_max, arena,
+                    out, &out->won, cost, em);
     return rc;
 }
 
@@ -154,5 +160,5 @@ pv_err_t pv_rollout_continue(const pv_env_model_t *model, pv_env_t *env, const p
         *won = traj->won;
         return PV_OK;
     }
-    return s_play(env, p, work, rng, limit, false, 0, arena, &c, won, cost, em);
+    return s_play(env, p, work, rng, limit, false, opts->task_keys, 0, arena, &c, won, cost, em);
 }

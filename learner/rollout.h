@@ -25,6 +25,8 @@
 typedef struct pv_rollout_opts {
     uint32_t max_steps; /* 0 = the environment's limit */
     bool save_states;   /* record pv_env_save states for verification */
+    bool task_keys;     /* state_keys[] hold pv_env_task_key (what the contrast judge compares
+                         * with prover.contrast_key = task), else pv_env_state_key */
 } pv_rollout_opts_t;
 
 /* Costs, counted apart for rollouts and verification (DESIGN.md section 1). */

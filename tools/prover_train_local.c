@@ -205,7 +205,7 @@ static int s_rl(s_world_t *w, const s_opts_t *o, bool prover, uint64_t *env_step
         .epsilon = 1e-6,
         .groups = o->groups,
         .group_size = o->G,
-        .rollout = {.max_steps = o->max_steps},
+        .rollout = {.max_steps = o->max_steps, .task_keys = true},
         .update = {.loss = {.pg = pv_pg_opts_default(), .entropy_coeff = o->entropy},
                    .ppo_epochs = 1,
                    .mini_batches = 1},

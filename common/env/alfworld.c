@@ -428,6 +428,22 @@ static uint64_t s_state_key(const void *ep)
     return pv_env_key_mix(k, e->neg, 8u * e->g->n_words);
 }
 
+/* The task key: the task's facts only (game->task_mask) and the outcome. */
+static uint64_t s_task_key(const void *ep)
+{
+    const s_env_t *e = ep;
+    if (!e->started)
+        return 0;
+    uint64_t ids[4] = {e->k_split, e->k_task, e->k_seed,
+                       (uint64_t)(e->won ? S_FLAG_WON : 0) | (e->done ? S_FLAG_DONE : 0)};
+    uint64_t k = pv_env_key_mix(0x616c667461736bULL, ids, sizeof ids);
+    for (uint32_t i = 0; i < e->g->n_words; i++) {
+        uint64_t w = e->fd[i] & e->g->task_mask[i];
+        k = pv_env_key_mix(k, &w, sizeof w);
+    }
+    return k;
+}
+
 /* Check the bitsets of a saved state against the game. */
 static pv_err_t s_check_bits(const pv_alf_game_t *g, const uint64_t *fd, const uint64_t *neg,
                              pv_errmsg_t *em)
@@ -586,6 +602,7 @@ const pv_env_ops_t pv_alfworld_ops = {
     .admissible = s_admissible,
     .save = s_save,
     .state_key = s_state_key,
+    .task_key = s_task_key,
     .load = s_load,
     .expert_action = s_expert_action,
     .expert_plan_len = s_expert_plan_len,

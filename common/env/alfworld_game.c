@@ -478,6 +478,22 @@ pv_err_t pv_alf_game_finish(pv_alf_gr_t *gr)
         pv_alf_setbit(g->init_bits, i, true);
     memset(g->static_mask, 0xff, (g->n_words + 1) * sizeof *g->static_mask);
     g->at_pred = pv_alf_domain_pred(gr->dom, "atlocation");
+    /* the task key's atoms: everything but where the agent is and what it has seen */
+    static const char *const s_wander[] = {"atlocation", "opened",          "checked",
+                                           "examined",   "wasinreceptacle", "objectatlocation"};
+    int32_t wander[6];
+    for (int i = 0; i < 6; i++)
+        wander[i] = pv_alf_domain_pred(gr->dom, s_wander[i]);
+    g->task_mask = pv_arena_calloc(gr->arena, g->n_words + 1, sizeof *g->task_mask);
+    if (!g->task_mask)
+        return PV_ERR_NOMEM;
+    for (uint32_t i = 0; i < g->n_atoms; i++) {
+        bool keep = true;
+        for (int w = 0; w < 6; w++)
+            keep &= g->atoms[i].pred != wander[w];
+        if (keep)
+            pv_alf_setbit(g->task_mask, i, true);
+    }
     /* copy live operators with remapped atoms */
     uint32_t lo = 0, eo = 0, po = 0;
     for (size_t o = 0; o < gr->ops.n; o++) {

@@ -353,6 +353,8 @@ typedef struct pv_alf_game {
     uint32_t *free_ops;
     int32_t *schema_gact; /* grammar action of each schema, -1 = none */
     int32_t at_pred;      /* "atlocation", -1 if absent */
+    uint64_t *task_mask;  /* (n_words) atoms pv_env_task_key keeps: all but the agent's place,
+                           * opened, checked, examined, wasinreceptacle, objectatlocation */
     /* goal */
     uint16_t n_goal;
     pv_alf_gclause_t *goal;

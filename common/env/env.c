@@ -201,6 +201,12 @@ uint64_t pv_env_state_key(const pv_env_t *self)
     return self->model->ops->state_key(self->impl);
 }
 
+uint64_t pv_env_task_key(const pv_env_t *self)
+{
+    const pv_env_ops_t *ops = self->model->ops;
+    return ops->task_key ? ops->task_key(self->impl) : ops->state_key(self->impl);
+}
+
 uint64_t pv_env_key_mix(uint64_t key, const void *data, size_t n)
 {
     return XXH3_64bits_withSeed(data, n, key);

@@ -143,6 +143,16 @@ int pv_env_expert_plan_len(pv_env_t *self);
  * Hash: XXH3-64 (libxxhash) over the family's state fields. 0 when no episode started. */
 uint64_t pv_env_state_key(const pv_env_t *self);
 
+/* A coarser key that keeps only what the task is about, for judges that compare
+ * trajectories: ALFWorld - where the objects are, what the agent holds, which objects are
+ * clean/hot/cool/on/sliced (not where the agent stands, which receptacles are open, nor the
+ * visited/examined/was-in history); WebShop - the product being considered, the options
+ * chosen and the outcome (not the search page or result page browsed); SearchQA - the
+ * passages retrieved (the same as pv_env_state_key). Two trajectories that differ only in
+ * wandering have equal task keys; a pick-up, a placement, a transformation, choosing a
+ * product or an option changes it. XXH3-64 like pv_env_state_key; 0 when no episode. */
+uint64_t pv_env_task_key(const pv_env_t *self);
+
 /* Name of a kind ("alfworld"), or "unknown". */
 const char *pv_env_kind_name(pv_env_kind_t kind);
 

@@ -332,6 +332,21 @@ static uint64_t s_state_key(const void *env)
     return pv_env_key_mix(k, st->query, strnlen(st->query, sizeof st->query));
 }
 
+/* The task key: the goal, the product on the item pages (none while searching or
+ * browsing results), the options chosen and the outcome. */
+static uint64_t s_task_key(const void *env)
+{
+    const ws_env_t *e = env;
+    const ws_state_t *st = &e->st;
+    if (!e->started)
+        return 0;
+    uint64_t ids[6] = {st->split, st->task_id, st->seed, st->goal, st->done, st->won};
+    uint64_t k = pv_env_key_mix(0x77737461736bULL, ids, sizeof ids);
+    k = pv_env_key_mix(k, &st->product, sizeof st->product);
+    k = pv_env_key_mix(k, &st->reward, sizeof st->reward);
+    return pv_env_key_mix(k, st->sel, sizeof st->sel);
+}
+
 static pv_err_t s_save(const void *env, uint8_t *buf, size_t cap, size_t *len)
 {
     const ws_env_t *e = env;
@@ -473,6 +488,7 @@ const pv_env_ops_t pv_webshop_ops = {
     .admissible = ws_admissible,
     .save = s_save,
     .state_key = s_state_key,
+    .task_key = s_task_key,
     .load = s_load,
     .expert_action = ws_expert_action,
     .expert_plan_len = ws_expert_plan_len,
