@@ -55,7 +55,8 @@ typedef struct s_learner {
     pv_prover_opts_t prover_opts;
     pv_update_opts_t update;
     pv_run_totals_t run;
-    uint64_t step; /* iterations done */
+    uint64_t step;     /* iterations done */
+    double recent[10]; /* training success of the last 10 iterations (ring) */
     uint64_t t0_ms;
     char dir[PV_CONFIG_STR_MAX];
 } s_learner_t;
@@ -119,8 +120,7 @@ static pv_err_t s_setup(s_learner_t *s, pv_errmsg_t *em)
     ao.max_grad_norm = c->learner.grad_clip;
     pv_err_t err;
     if ((err = s_options(s, em)) || (err = pv_role_env_new(c, &s->model, &s->env, em)) ||
-        (err = pv_arena_new(1 << 20, 0, &s->arena)) ||
-        (err = pv_policy_new(&ps, &s->policy, em)) ||
+        (err = pv_arena_new(1 << 20, 0, &s->arena)) || (err = pv_policy_new(&ps, &s->policy, em)) ||
         (err = pv_adam_new(pv_policy_n_params(s->policy), &ao, &s->adam, em)) ||
         (err = pv_trainer_init(&s->trainer, s->policy, NULL, s->adam, em)))
         return err;
@@ -368,9 +368,16 @@ static pv_err_t s_run(s_learner_t *s, pv_errmsg_t *em)
         s->run.iterations = s->step;
         s->run.wall_s = (double)(pv_role_mono_ms() - s->t0_ms) / 1000.0;
         double success = b->trajectories ? (double)b->won / (double)b->trajectories : 0.0;
-        if (s->run.train_first < 0)
-            s->run.train_first = success;
-        s->run.train_last = success;
+        /* the summary's training success: means over the first and the last 10 iterations
+         * (one batch is too noisy to quote) */
+        s->recent[s->step % 10] = success;
+        size_t n_recent = s->step < 10 ? (size_t)s->step : 10;
+        double sum = 0;
+        for (size_t i = 0; i < n_recent; i++)
+            sum += s->recent[i];
+        s->run.train_last = sum / (double)n_recent;
+        if (s->step <= 10)
+            s->run.train_first = s->run.train_last;
         if ((err = pv_report_iteration(s->metrics, s->step, (uint64_t)c->run.iterations,
                                        pv_policy_version(s->policy), b, t, &up, &s->run)))
             return err;

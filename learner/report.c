@@ -69,9 +69,12 @@ pv_err_t pv_report_iteration(pv_metrics_t *m, uint64_t iteration, uint64_t itera
     s_set_precision(o, b);
     pv_err_t err = pv_metrics_write(m, o);
     json_decref(o);
+    char delta[16] = "-";
+    if (b->verified)
+        snprintf(delta, sizeof delta, "%+.2f", b->delta_sum / (double)b->verified);
     PV_LOG_INFO(
         "iter %llu/%llu | success %.2f | reward %.2f | len %.1f | steps: rollout %llu "
-        "verify %llu (%.0f%%) | segments %llu/%llu (+%llu, mean delta %+.2f) | lag %.1f "
+        "verify %llu (%.0f%%) | segments %llu/%llu (+%llu, mean delta %s) | lag %.1f "
         "| %.0f steps/s | v%llu",
         (unsigned long long)iteration, (unsigned long long)iterations, success,
         s_div(b->reward_sum, (double)b->trajectories),
@@ -79,8 +82,7 @@ pv_err_t pv_report_iteration(pv_metrics_t *m, uint64_t iteration, uint64_t itera
         (unsigned long long)run->rollout_env_steps, (unsigned long long)run->verify_env_steps,
         100.0 * s_div((double)run->verify_env_steps, (double)total),
         (unsigned long long)b->verified, (unsigned long long)b->proposals,
-        (unsigned long long)b->positive, b->verified ? b->delta_sum / (double)b->verified : 0.0,
-        lag_mean, rate, (unsigned long long)version);
+        (unsigned long long)b->positive, delta, lag_mean, rate, (unsigned long long)version);
     return err;
 }
 
@@ -137,27 +139,47 @@ pv_err_t pv_report_summary(const char *path, const char *cfg_env, const char *es
     if (json_dump_file(o, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0)
         err = pv_errf(em, PV_ERR_IO, "%s: cannot write the summary: %s", path, strerror(errno));
     json_decref(o);
-    printf("\n== prover run summary (%s, %s, judge %s) ==\n", cfg_env, estimator, judge);
+    char *text = NULL;
+    size_t text_len = 0;
+    FILE *out = open_memstream(&text, &text_len);
+    if (!out)
+        return PV_ERR_NOMEM;
+    fprintf(out, "\n== prover run summary (%s, %s, judge %s) ==\n", cfg_env, estimator, judge);
     if (run->eval_first >= 0)
-        printf("held-out success (greedy): %.3f before -> %.3f after %llu iterations\n",
-               run->eval_first, run->eval_last, (unsigned long long)run->iterations);
+        fprintf(out, "held-out success (greedy): %.3f before -> %.3f after %llu iterations\n",
+                run->eval_first, run->eval_last, (unsigned long long)run->iterations);
     if (run->train_first >= 0)
-        printf("training success (sampled): %.3f first iteration -> %.3f last\n", run->train_first,
-               run->train_last);
-    printf("environment steps: %llu rollouts + %llu verification (%.0f%% of %llu)\n",
-           (unsigned long long)run->rollout_env_steps, (unsigned long long)run->verify_env_steps,
-           100.0 * s_div((double)run->verify_env_steps, (double)total), (unsigned long long)total);
-    printf("segments verified %llu (%llu with a positive delta); groups %llu, dropped stale %llu, "
-           "duplicates %llu, malformed %llu\n",
-           (unsigned long long)t->verified, (unsigned long long)t->positive,
-           (unsigned long long)t->groups, (unsigned long long)t->stale,
-           (unsigned long long)t->duplicates, (unsigned long long)t->malformed);
+        fprintf(out,
+                "training success (sampled, mean of 10 iterations): %.3f at the start -> %.3f at "
+                "the end\n",
+                run->train_first, run->train_last);
+    fprintf(out, "environment steps: %llu rollouts + %llu verification (%.0f%% of %llu)\n",
+            (unsigned long long)run->rollout_env_steps, (unsigned long long)run->verify_env_steps,
+            100.0 * s_div((double)run->verify_env_steps, (double)total), (unsigned long long)total);
+    fprintf(out,
+            "segments verified %llu (%llu with a positive delta); groups %llu, dropped stale %llu, "
+            "duplicates %llu, malformed %llu\n",
+            (unsigned long long)t->verified, (unsigned long long)t->positive,
+            (unsigned long long)t->groups, (unsigned long long)t->stale,
+            (unsigned long long)t->duplicates, (unsigned long long)t->malformed);
     if (t->precision_samples)
-        printf("judge precision against the oracle: %.3f (%llu of %llu proposals pivotal)\n",
-               (double)t->precision_hits / (double)t->precision_samples,
-               (unsigned long long)t->precision_hits, (unsigned long long)t->precision_samples);
-    printf("wall time %.1f s, throughput %.0f environment steps/s\n", run->wall_s,
-           s_div((double)total, run->wall_s));
+        fprintf(out, "judge precision against the oracle: %.3f (%llu of %llu proposals pivotal)\n",
+                (double)t->precision_hits / (double)t->precision_samples,
+                (unsigned long long)t->precision_hits, (unsigned long long)t->precision_samples);
+    fprintf(out, "wall time %.1f s, throughput %.0f environment steps/s\n", run->wall_s,
+            s_div((double)total, run->wall_s));
+    fclose(out);
+    fputs(text, stdout);
+    char txt[4096];
+    snprintf(txt, sizeof txt, "%.*s.txt", (int)(strlen(path) > 5 ? strlen(path) - 5 : 0), path);
+    FILE *f = fopen(txt, "w");
+    if (f) {
+        fputs(text + 1, f); /* without the leading blank line */
+        fclose(f);
+    } else if (err == PV_OK) {
+        err = pv_errf(em, PV_ERR_IO, "%s: %s", txt, strerror(errno));
+    }
+    free(text);
     fflush(stdout);
     return err;
 }

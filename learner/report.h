@@ -29,8 +29,8 @@ typedef struct pv_run_totals {
     uint64_t rollout_env_steps; /* accepted and dropped groups */
     uint64_t verify_env_steps;
     double wall_s;
-    double eval_first, eval_last; /* greedy held-out success; < 0 until measured */
-    double train_first, train_last;
+    double eval_first, eval_last;   /* greedy held-out success; < 0 until measured */
+    double train_first, train_last; /* mean training success of the first / last 10 iterations */
     uint64_t iterations;
 } pv_run_totals_t;
 

@@ -58,6 +58,8 @@ static int s_extract(const char *metrics, const char *kind, const char *xkey, co
     char *line = NULL;
     size_t cap = 0;
     int n = 0, lineno = 0;
+    double win[10] = {0}; /* the last 10 values: column 3 is their mean (training curves are
+                           * one noisy batch per point) */
     while (getline(&line, &cap, in) > 0) {
         lineno++;
         json_error_t je;
@@ -70,8 +72,13 @@ static int s_extract(const char *metrics, const char *kind, const char *xkey, co
         const char *k = json_string_value(json_object_get(o, "kind"));
         json_t *x = json_object_get(o, xkey), *y = json_object_get(o, "success_rate");
         if (k && strcmp(k, kind) == 0 && json_is_number(x) && json_is_number(y)) {
-            fprintf(out, "%.17g %.17g\n", json_number_value(x), json_number_value(y));
+            win[n % 10] = json_number_value(y);
             n++;
+            double mean = 0;
+            for (int i = 0; i < (n < 10 ? n : 10); i++)
+                mean += win[i];
+            mean /= n < 10 ? n : 10;
+            fprintf(out, "%.17g %.17g %.17g\n", json_number_value(x), json_number_value(y), mean);
         }
         json_decref(o);
     }
@@ -206,13 +213,15 @@ static int s_curves(s_run_t *runs, int n_runs, const char *dir, const char *out,
                     "set terminal pngcairo size 960,600 noenhanced\n"
                     "set output '%s'\nset title '%s'\nset xlabel '%s'\n"
                     "set ylabel 'success rate'\nset yrange [0:1]\nset grid\n"
-                    "set key inside right bottom box opaque\n%s\nplot ",
+                    "set key inside right bottom box opaque\nset rmargin 6\n%s\nplot ",
                     out, title, xl, logx ? "set logscale x\nset format x '%.0s%c'" : "");
             const char *sep = "";
             for (int i = 0; i < n_runs; i++) {
                 if (runs[i].n_train > 0) {
-                    fprintf(gp, "%s'%s' using 1:2 with lines lw 2 lc %d title '%s train'", sep,
-                            runs[i].train_dat, i + 1, runs[i].label);
+                    fprintf(gp,
+                            "%s'%s' using 1:3 with lines lw 2 lc %d title '%s train (mean of 10 "
+                            "updates)'",
+                            sep, runs[i].train_dat, i + 1, runs[i].label);
                     sep = ", ";
                 }
                 if (runs[i].n_eval > 0) {
