@@ -1,6 +1,6 @@
 /* role_build.h - what the role processes (prover-actor, -judge, -verifier, -learner) build
- * from the run configuration at start-up, with errors that name the configuration keys, and the exit
- * status every role uses (0 normal stop, 2 bad configuration, 1 runtime failure).
+ * from the run configuration at start-up, with errors that name the configuration keys, and the
+ * exit status every role uses (0 normal stop, 2 bad configuration, 1 runtime failure).
  */
 #ifndef PV_ROLE_BUILD_H
 #define PV_ROLE_BUILD_H
