@@ -13,6 +13,8 @@ would: the summary, the metrics lines and the broker's counters.
   resume   a run resumed from a checkpoint continues at the next iteration and version
   addpool  a verifier pool started later with its own mpirun (cluster/add-verifiers)
            receives the current weights from the broker relay and takes the jobs
+  crash    the learner dies without ending the run (kill -9): cluster/launch stops the
+           job, exits 1 and leaves no role process behind
 Exit status 0 = pass, 1 = fail (with the reason), 77 = skipped (no mpirun).
 """
 import glob
@@ -261,8 +263,29 @@ def scenario_addpool(tmp):
     check(vers and max(vers) > 1, "the pool never received weights newer than v1")
 
 
+def scenario_crash(tmp):
+    job = Job(os.path.join(tmp, "crash"), ["run.iterations=100000", "learner.eval_every=0"],
+              free_port())
+    try:
+        wait_until(lambda: job.iteration() >= 30, 120, "iteration 30")
+        lpids = job.pids("prover-learner")
+        check(len(lpids) == 1, "expected one learner, found %s" % lpids)
+        os.kill(lpids[0], signal.SIGKILL)
+        t0 = time.time()
+        rc = job.wait(90)
+        print("launch exit %d, %.1f s after the learner died" % (rc, time.time() - t0))
+        check(rc == 1, "cluster/launch should fail when the learner dies, exit %d" % rc)
+        check(time.time() - t0 < 25, "the job took more than 25 s to stop")
+    finally:
+        job.kill()
+    left = [p for exe in ("prover-actor", "prover-judge", "prover-verifier", "prover-broker")
+            for p in job.pids(exe)]
+    check(not left, "role processes left behind: %s" % left)
+    check(not os.path.exists(os.path.join(job.out, "summary.json")), "a summary without a learner")
+
+
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in ("learn", "faults", "resume", "addpool"):
+    if len(sys.argv) != 2 or sys.argv[1] not in ("learn", "faults", "resume", "addpool", "crash"):
         print(__doc__)
         return 2
     if not shutil.which("mpirun"):
