@@ -57,7 +57,6 @@
     S(policy, init_checkpoint, "", "Start from this checkpoint's policy; empty = random init.")
 
 #define PV_CONFIG_actor(I, F, B, S, E)                                                             \
-    I(actor, envs, 4, 1, 1024, "Environments per actor process.")                                  \
     I(actor, group_size, 8, 1, 64, "Trajectories per group (G) sampled for one task.")             \
     F(actor, temperature, 1.0, 0.0, 100.0,                                                         \
       "Sampling temperature: 1 = sample from the policy, 0 = greedy (no other values yet).")       \
@@ -67,8 +66,7 @@
 #define PV_CONFIG_algorithm(I, F, B, S, E)                                                         \
     E(algorithm, adv_estimator, "prover", "grpo|prover|drgrpo|rloo|reinforce_plus_plus_baseline",  \
       "Advantage estimator; prover = GRPO plus verified pivotal-segment credit.")                  \
-    B(algorithm, norm_adv_by_std_in_grpo, true, "GRPO: divide by the group std (verl's flag).")    \
-    F(algorithm, gamma, 1.0, 0.0, 1.0, "Discount for estimators that use returns.")
+    B(algorithm, norm_adv_by_std_in_grpo, true, "GRPO: divide by the group std (verl's flag).")
 
 #define PV_CONFIG_prover(I, F, B, S, E)                                                            \
     E(prover, judge, "contrast", "contrast|random|oracle|exhaustive",                              \

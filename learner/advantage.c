@@ -32,6 +32,11 @@ pv_err_t pv_adv_estimator_parse(const char *name, pv_adv_estimator_t *out, pv_er
                    name ? name : "(null)");
 }
 
+pv_adv_estimator_t pv_adv_estimator_select(pv_adv_estimator_t est, bool norm_adv_by_std_in_grpo)
+{
+    return est == PV_ADV_GRPO && !norm_adv_by_std_in_grpo ? PV_ADV_DRGRPO : est;
+}
+
 const char *pv_adv_estimator_name(pv_adv_estimator_t est)
 {
     for (size_t i = 0; i < S_N_NAMES; i++)

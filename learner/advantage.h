@@ -50,6 +50,10 @@ typedef enum pv_adv_estimator {
  * with the known names in `em`. */
 pv_err_t pv_adv_estimator_parse(const char *name, pv_adv_estimator_t *out, pv_errmsg_t *em);
 
+/* The estimator a verl-style configuration means: GRPO with norm_adv_by_std_in_grpo = false
+ * is Dr.GRPO (verl's flag); every other estimator is returned unchanged. */
+pv_adv_estimator_t pv_adv_estimator_select(pv_adv_estimator_t est, bool norm_adv_by_std_in_grpo);
+
 /* Canonical name of an estimator ("grpo"), "unknown" otherwise. */
 const char *pv_adv_estimator_name(pv_adv_estimator_t est);
 

@@ -44,7 +44,6 @@ typedef struct s_learner {
     pv_adam_t *adam;
     pv_trainer_t trainer;
     bool trainer_ok;
-    pv_rng_t rng; /* evaluation and demonstrations */
     pv_local_t L;
     pv_intake_t *intake;
     pv_worker_t *worker;
@@ -57,6 +56,7 @@ typedef struct s_learner {
     pv_run_totals_t run;
     uint64_t step;     /* iterations done */
     double recent[10]; /* training success of the last 10 iterations (ring) */
+    uint64_t n_done;   /* iterations this process ran (a resumed run starts at 0) */
     uint64_t t0_ms;
     char dir[PV_CONFIG_STR_MAX];
 } s_learner_t;
@@ -85,6 +85,7 @@ static pv_err_t s_options(s_learner_t *s, pv_errmsg_t *em)
     const char *est = c->algorithm.adv_estimator;
     s->prover = strcmp(est, "prover") == 0;
     pv_err_t err = pv_adv_estimator_parse(s->prover ? "grpo" : est, &s->estimator, em);
+    s->estimator = pv_adv_estimator_select(s->estimator, c->algorithm.norm_adv_by_std_in_grpo);
     if (err == PV_OK)
         err = pv_prover_sign_parse(c->prover.sign, &s->prover_opts.sign, em);
     if (err == PV_OK)
@@ -125,12 +126,11 @@ static pv_err_t s_setup(s_learner_t *s, pv_errmsg_t *em)
         (err = pv_trainer_init(&s->trainer, s->policy, NULL, s->adam, em)))
         return err;
     s->trainer_ok = true;
-    pv_rng_seed(&s->rng, (uint64_t)c->run.seed, 0x6c6561726e6572ULL);
     s->L = (pv_local_t){.model = s->model,
                         .env = s->env,
                         .trainer = &s->trainer,
                         .arena = s->arena,
-                        .rng = &s->rng,
+                        .rng = NULL, /* greedy evaluation and the expert need none */
                         .task_seed = (uint64_t)c->run.seed};
     snprintf(s->dir, sizeof s->dir, "%s", c->run.out_dir);
     if ((err = s_mkdirs(s->dir, em)))
@@ -166,20 +166,18 @@ static void s_teardown(s_learner_t *s)
 
 static pv_err_t s_checkpoint(s_learner_t *s, pv_errmsg_t *em)
 {
-    char path[PV_CONFIG_STR_MAX + 64], tmp[PV_CONFIG_STR_MAX + 80];
+    char path[PV_CONFIG_STR_MAX + 64];
     snprintf(path, sizeof path, "%s/checkpoint.safetensors", s->dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
     size_t cap = pv_config_yaml_max(), len = 0;
     char *yaml = malloc(cap);
     if (!yaml)
         return PV_ERR_NOMEM;
     pv_config_to_yaml(&s->rc.cfg, yaml, cap, &len);
-    pv_run_meta_t meta = {.step = s->step, .config = yaml, .n_rngs = 1};
-    meta.rngs[0] = s->rng;
-    pv_err_t err = pv_ckpt_save(tmp, s->policy, s->adam, &meta, em);
+    pv_run_meta_t meta = {.step = s->step, .config = yaml};
+    /* pv_ckpt_save writes a temporary file and renames it: a crash mid-write keeps the last
+     * good checkpoint */
+    pv_err_t err = pv_ckpt_save(path, s->policy, s->adam, &meta, em);
     free(yaml);
-    if (err == PV_OK && rename(tmp, path) != 0) /* a crash mid-write keeps the last good one */
-        err = pv_errf(em, PV_ERR_IO, "%s: %s", path, strerror(errno));
     if (err == PV_OK)
         PV_LOG_INFO("checkpoint %s (iteration %llu, v%llu)", path, (unsigned long long)s->step,
                     (unsigned long long)pv_policy_version(s->policy));
@@ -195,8 +193,6 @@ static pv_err_t s_resume_or_init(s_learner_t *s, pv_errmsg_t *em)
         if ((err = pv_ckpt_load(c->learner.resume, s->policy, s->adam, &meta, NULL, 0, em)))
             return err;
         s->step = meta.step;
-        if (meta.n_rngs > 0)
-            s->rng = meta.rngs[0];
         PV_LOG_INFO("resumed from %s at iteration %llu, v%llu", c->learner.resume,
                     (unsigned long long)s->step, (unsigned long long)pv_policy_version(s->policy));
         return PV_OK;
@@ -250,10 +246,8 @@ static pv_err_t s_eval(s_learner_t *s, pv_errmsg_t *em)
     double success = 0;
     pv_cost_t cost = {0};
     pv_rollout_opts_t ro = {.max_steps = (uint32_t)c->env.max_steps};
-    pv_rng_t keep = s->rng;
     pv_err_t err = pv_local_eval(&s->L, PV_SPLIT_TEST, 0, (size_t)c->learner.eval_tasks, true, &ro,
                                  &success, &cost, em);
-    s->rng = keep; /* evaluation must not shift the training streams */
     if (err != PV_OK)
         return err;
     if (s->run.eval_first < 0)
@@ -370,13 +364,13 @@ static pv_err_t s_run(s_learner_t *s, pv_errmsg_t *em)
         double success = b->trajectories ? (double)b->won / (double)b->trajectories : 0.0;
         /* the summary's training success: means over the first and the last 10 iterations
          * (one batch is too noisy to quote) */
-        s->recent[s->step % 10] = success;
-        size_t n_recent = s->step < 10 ? (size_t)s->step : 10;
+        s->recent[s->n_done++ % 10] = success;
+        size_t n_recent = s->n_done < 10 ? (size_t)s->n_done : 10;
         double sum = 0;
         for (size_t i = 0; i < n_recent; i++)
             sum += s->recent[i];
         s->run.train_last = sum / (double)n_recent;
-        if (s->step <= 10)
+        if (s->n_done <= 10)
             s->run.train_first = s->run.train_last;
         if ((err = pv_report_iteration(s->metrics, s->step, (uint64_t)c->run.iterations,
                                        pv_policy_version(s->policy), b, t, &up, &s->run)))

@@ -211,8 +211,7 @@ static pv_err_t s_advantage(const json_t *c, const char *estimator, bool f32, js
     pv_err_t rc = name ? pv_adv_estimator_parse(name, &est, em) : PV_OK;
     if (!name && gigpo)
         est = PV_ADV_GIGPO;
-    if (est == PV_ADV_GRPO && !s_bool(c, "norm_adv_by_std_in_grpo", true))
-        est = PV_ADV_DRGRPO;
+    est = pv_adv_estimator_select(est, s_bool(c, "norm_adv_by_std_in_grpo", true));
     if (rc == PV_OK && est == PV_ADV_GIGPO && !gigpo)
         rc = pv_errf(em, PV_ERR_PARSE, "estimator gigpo needs step_rewards and anchor_obs");
     if (rc == PV_OK)

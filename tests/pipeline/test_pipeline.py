@@ -144,6 +144,12 @@ def scenario_learn(tmp):
     check(s["segments_verified"] > 0 and s["verify_env_steps"] > 0, "nothing was verified")
     check(s["malformed"] == 0 and s["groups"] == 8 * 80, "groups or malformed counts off")
     check(max(x["policy_lag_max"] for x in train) <= 2, "policy lag above learner.max_policy_lag")
+    # the summary's training success: means of the first and the last 10 iterations
+    first = sum(x["success_rate"] for x in train[:10]) / 10
+    last = sum(x["success_rate"] for x in train[-10:]) / 10
+    check(abs(s["train_success_first"] - first) < 1e-9 and abs(s["train_success_last"] - last) < 1e-9,
+          "train_success_first/last %.4f/%.4f, metrics say %.4f/%.4f" % (
+              s["train_success_first"], s["train_success_last"], first, last))
     check(os.path.exists(os.path.join(job.out, "checkpoint.safetensors")), "no final checkpoint")
 
 
@@ -224,7 +230,13 @@ def scenario_resume(tmp):
           "the resumed run did not continue at iteration 31")
     check(train_b[0]["policy_version"] == last_a["policy_version"] + 1,
           "the resumed run did not continue the policy version")
-    check(b.summary()["iterations"] == 45, "summary iterations off")
+    sb = b.summary()
+    check(sb["iterations"] == 45, "summary iterations off")
+    # a resumed run's training means cover only its own iterations (15 here)
+    last = sum(x["success_rate"] for x in train_b[-10:]) / 10
+    first = sum(x["success_rate"] for x in train_b[:10]) / 10
+    check(abs(sb["train_success_last"] - last) < 1e-9 and abs(sb["train_success_first"] - first) < 1e-9,
+          "resumed run's train_success_first/last off")
 
 
 def scenario_addpool(tmp):
