@@ -91,7 +91,6 @@ void pv_broker_core_destroy(pv_broker_core_t **self);
 /* Index of a service name, or -1. Name of service i (i < n_services). */
 int pv_broker_service_index(const pv_broker_core_t *self, const char *name);
 const char *pv_broker_service_name(const pv_broker_core_t *self, uint32_t i);
-uint32_t pv_broker_n_services(const pv_broker_core_t *self);
 
 /* ---- events ------------------------------------------------------------------------- */
 

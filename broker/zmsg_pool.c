@@ -8,13 +8,11 @@ pv_frame_t *pv_frame_get(pv_frame_pool_t *pool)
     pv_frame_t *f = pool->free;
     if (f) {
         pool->free = f->next;
-        pool->n_free--;
     } else if (!(f = malloc(sizeof *f))) {
         return NULL;
     }
     zmq_msg_init(&f->msg);
     f->next = NULL;
-    pool->n_out++;
     return f;
 }
 
@@ -25,8 +23,6 @@ void pv_frame_put(pv_frame_pool_t *pool, pv_frame_t *frame)
     zmq_msg_close(&frame->msg);
     frame->next = pool->free;
     pool->free = frame;
-    pool->n_free++;
-    pool->n_out--;
 }
 
 void pv_frame_pool_fini(pv_frame_pool_t *pool)
@@ -36,13 +32,12 @@ void pv_frame_pool_fini(pv_frame_pool_t *pool)
         pool->free = f->next;
         free(f);
     }
-    pool->n_free = 0;
 }
 
 struct pv_sendpool {
     pthread_mutex_t lock;
     pv_sendbuf_t *free;
-    size_t keep_bytes, n_out, n_kept;
+    size_t keep_bytes;
 };
 
 pv_err_t pv_sendpool_new(size_t keep_bytes, pv_sendpool_t **out)
@@ -76,20 +71,13 @@ pv_sendbuf_t *pv_sendbuf_get(pv_sendpool_t *pool)
 {
     pthread_mutex_lock(&pool->lock);
     pv_sendbuf_t *b = pool->free;
-    if (b) {
+    if (b)
         pool->free = b->next;
-        pool->n_kept--;
-    }
-    pool->n_out++;
     pthread_mutex_unlock(&pool->lock);
     if (!b) {
         b = calloc(1, sizeof *b);
-        if (!b) {
-            pthread_mutex_lock(&pool->lock);
-            pool->n_out--;
-            pthread_mutex_unlock(&pool->lock);
+        if (!b)
             return NULL;
-        }
         pv_wire_buf_init(&b->buf, 0);
         b->pool = pool;
     }
@@ -102,11 +90,9 @@ void pv_sendbuf_put(pv_sendbuf_t *b)
 {
     pv_sendpool_t *pool = b->pool;
     pthread_mutex_lock(&pool->lock);
-    pool->n_out--;
     if (b->buf.cap <= pool->keep_bytes) {
         b->next = pool->free;
         pool->free = b;
-        pool->n_kept++;
         b = NULL;
     }
     pthread_mutex_unlock(&pool->lock);
@@ -130,20 +116,4 @@ pv_err_t pv_sendbuf_msg(pv_sendbuf_t *b, zmq_msg_t *msg)
         return PV_ERR_NET;
     }
     return PV_OK;
-}
-
-size_t pv_sendpool_out(pv_sendpool_t *pool)
-{
-    pthread_mutex_lock(&pool->lock);
-    size_t n = pool->n_out;
-    pthread_mutex_unlock(&pool->lock);
-    return n;
-}
-
-size_t pv_sendpool_kept(pv_sendpool_t *pool)
-{
-    pthread_mutex_lock(&pool->lock);
-    size_t n = pool->n_kept;
-    pthread_mutex_unlock(&pool->lock);
-    return n;
 }

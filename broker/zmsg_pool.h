@@ -26,7 +26,6 @@ typedef struct pv_frame {
 
 typedef struct pv_frame_pool {
     pv_frame_t *free;
-    size_t n_free, n_out;
 } pv_frame_pool_t;
 
 /* An empty frame (zmq_msg_init done), or NULL when out of memory. */
@@ -62,9 +61,5 @@ void pv_sendbuf_put(pv_sendbuf_t *b);
 /* Wrap the buffer's bytes in `msg` without copying; the buffer returns to its pool when
  * ZeroMQ releases the message (so do not touch it afterwards). Errors: PV_ERR_NET. */
 pv_err_t pv_sendbuf_msg(pv_sendbuf_t *b, zmq_msg_t *msg);
-
-/* Buffers currently handed out (encoding or inside ZeroMQ), and kept in the pool. */
-size_t pv_sendpool_out(pv_sendpool_t *pool);
-size_t pv_sendpool_kept(pv_sendpool_t *pool);
 
 #endif

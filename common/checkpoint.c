@@ -323,11 +323,6 @@ size_t pv_st_n_tensors(const pv_st_file_t *f)
     return f->n;
 }
 
-const pv_st_tensor_t *pv_st_tensor_at(const pv_st_file_t *f, size_t i)
-{
-    return i < f->n ? &f->tensors[i] : NULL;
-}
-
 const pv_st_tensor_t *pv_st_find(const pv_st_file_t *f, const char *name)
 {
     for (size_t i = 0; i < f->n; i++)

@@ -69,7 +69,6 @@ void pv_st_close(pv_st_file_t **f);
 
 /* Tensors in data order. */
 size_t pv_st_n_tensors(const pv_st_file_t *f);
-const pv_st_tensor_t *pv_st_tensor_at(const pv_st_file_t *f, size_t i);
 /* The tensor called `name`, or NULL. */
 const pv_st_tensor_t *pv_st_find(const pv_st_file_t *f, const char *name);
 /* A metadata value, or NULL when absent. */

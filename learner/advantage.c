@@ -48,27 +48,6 @@ const char *pv_adv_estimator_name(pv_adv_estimator_t est)
 #define PV_TMPL "learner/adv_tmpl.h"
 #include "learner/instantiate.h"
 
-pv_err_t pv_adv_group_f64(pv_adv_estimator_t est, double epsilon, size_t G, const double *rewards,
-                          double *advantages, pv_errmsg_t *em)
-{
-    if (!G || !rewards || !advantages)
-        return pv_errf(em, PV_ERR_INVAL, "advantage: empty group");
-    int64_t *index = calloc(G, sizeof *index); /* all zero: one group */
-    double *mask = malloc(G * sizeof *mask);
-    if (!index || !mask) {
-        free(index);
-        free(mask);
-        return pv_errf(em, PV_ERR_NOMEM, "advantage: no memory for %zu rows", G);
-    }
-    for (size_t i = 0; i < G; i++)
-        mask[i] = 1.0;
-    pv_err_t rc =
-        pv_adv_outcome_f64(est, epsilon, G, 1, rewards, mask, index, advantages, NULL, em);
-    free(index);
-    free(mask);
-    return rc;
-}
-
 void pv_step_discounted_returns(size_t rows, const float *rewards, const int64_t *traj_uid,
                                 double gamma, float *returns_out)
 {

@@ -70,11 +70,6 @@ pv_err_t pv_adv_outcome_f32(pv_adv_estimator_t est, double epsilon, size_t rows,
                             const int64_t *index, float *advantages, float *returns,
                             pv_errmsg_t *em);
 
-/* Convenience for one group of G outcome rewards (one row per trajectory): advantages[i]
- * for rewards[i], as the estimator would give every token of row i. Same errors. */
-pv_err_t pv_adv_group_f64(pv_adv_estimator_t est, double epsilon, size_t G, const double *rewards,
-                          double *advantages, pv_errmsg_t *em);
-
 /* GiGPO (verl-agent gigpo/core_gigpo.py, compute_gigpo_outcome_advantage with
  * compute_mean_std_cross_steps = True). Rows are steps (one response per step):
  *   episode part: rows grouped by `index`, score = row sum of token_level_rewards,

@@ -331,16 +331,6 @@ static pv_err_t s_prepare(pv_alf_expert_t *x, const pv_alf_game_t *g, const uint
     return PV_OK;
 }
 
-uint32_t pv_alf_expert_allowed(pv_alf_expert_t *ex, const pv_alf_game_t *g, const uint64_t *fd,
-                               uint32_t *ops, uint32_t cap)
-{
-    if (s_prepare(ex, g, fd) != PV_OK)
-        return 0;
-    for (uint32_t i = 0; i < ex->n_allowed && i < cap; i++)
-        ops[i] = ex->allowed[i];
-    return ex->n_allowed;
-}
-
 /* ---------------------------------------------------------------- search */
 
 static uint64_t s_hash_words(const uint64_t *w, uint32_t n)

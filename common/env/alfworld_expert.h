@@ -21,11 +21,6 @@ void pv_alf_expert_destroy(pv_alf_expert_t **ex);
 int pv_alf_expert_plan(pv_alf_expert_t *ex, const pv_alf_game_t *g, const uint64_t *fd,
                        uint32_t max_len, int32_t *first);
 
-/* The operators the search may use from `fd` (for tests): writes up to `cap` operator ids,
- * returns how many there are. */
-uint32_t pv_alf_expert_allowed(pv_alf_expert_t *ex, const pv_alf_game_t *g, const uint64_t *fd,
-                               uint32_t *ops, uint32_t cap);
-
 /* Use every operator (no pruning); for tests that check pruning keeps plans optimal. */
 void pv_alf_expert_set_exhaustive(pv_alf_expert_t *ex, bool on);
 

@@ -383,9 +383,6 @@ static void s_command(agent_t *a, int64_t now)
         zmq_msg_init(&copy);
         zmq_msg_copy(&copy, &a->weights);
         s_send(a, &copy);
-    } else if (cmd == 'C' && n == 1 && zmq_msg_size(&parts[0]) == sizeof(uint32_t)) {
-        memcpy(&a->capacity, zmq_msg_data(&parts[0]), sizeof a->capacity);
-        s_heartbeat(a);
     } else if (cmd == 'Q') {
         pv_wire_msg_t m = {.type = PV_MSG_DISCONNECT};
         m.disconnect.reason = "client closing";

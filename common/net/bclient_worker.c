@@ -129,11 +129,6 @@ pv_err_t pv_worker_ack(pv_worker_t *self, uint64_t job_id, bool ok, const char *
     return rc;
 }
 
-pv_err_t pv_worker_set_capacity(pv_worker_t *self, uint32_t capacity)
-{
-    return pv_bclient_cmd(self->c, 'C', &capacity, sizeof capacity, NULL, 0);
-}
-
 pv_bclient_t *pv_worker_client(pv_worker_t *self)
 {
     return self->c;

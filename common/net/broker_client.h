@@ -107,9 +107,6 @@ pv_err_t pv_worker_recv(pv_worker_t *self, int timeout_ms, pv_lease_t *out);
 pv_err_t pv_worker_ack(pv_worker_t *self, uint64_t job_id, bool ok, const char *error,
                        const void *reply, size_t len);
 
-/* Change the capacity (0 pauses the worker: no new leases). */
-pv_err_t pv_worker_set_capacity(pv_worker_t *self, uint32_t capacity);
-
 /* The underlying client (for pv_bclient_reconnects). */
 pv_bclient_t *pv_worker_client(pv_worker_t *self);
 
