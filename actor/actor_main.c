@@ -44,7 +44,6 @@ typedef struct actor {
     pv_rng_t rng;
     pv_actor_sched_t sched;
     pv_actor_ctx_t ctx;
-    bool stop;
     counters_t n;
 } actor_t;
 
@@ -66,11 +65,11 @@ static void s_drain(actor_t *A)
 static pv_err_t s_between(void *user)
 {
     actor_t *A = user;
-    pv_err_t rc = pv_weights_in_poll(A->k.weights, &A->stop);
+    pv_err_t rc = pv_weights_in_poll(A->k.weights);
     if (rc != PV_OK)
-        return rc; /* PV_ERR_INTERRUPTED (a signal) stops the actor too */
+        return rc;
     s_drain(A);
-    return A->stop || pv_role_should_stop(&A->rc) ? PV_ERR_INTERRUPTED : PV_OK;
+    return pv_role_should_stop(&A->rc) ? PV_ERR_INTERRUPTED : PV_OK;
 }
 
 /* Submit the encoded group, waiting while the window is full. */
@@ -167,19 +166,12 @@ static void s_teardown(void *self)
 /* Wait for the learner's first weights. PV_ERR_INTERRUPTED on a stop. */
 static pv_err_t s_wait_first_weights(actor_t *A)
 {
-    uint64_t since = pv_role_mono_ms();
-    while (pv_policy_version(A->k.policy) < 1) {
-        pv_err_t rc = pv_weights_in_wait(A->k.weights, 1, 1000, &A->stop);
-        if (A->stop || pv_role_should_stop(&A->rc) || rc == PV_ERR_INTERRUPTED)
-            return PV_ERR_INTERRUPTED;
-        if (rc != PV_OK && rc != PV_ERR_TIMEOUT)
+    for (;;) {
+        pv_err_t rc = pv_weights_in_wait(A->k.weights, 1, 10000);
+        if (rc != PV_ERR_TIMEOUT)
             return rc;
-        if (rc == PV_ERR_TIMEOUT && pv_role_mono_ms() - since >= 10000) {
-            PV_LOG_INFO("waiting for the learner's first weights");
-            since = pv_role_mono_ms();
-        }
+        PV_LOG_INFO("waiting for the learner's first weights");
     }
-    return PV_OK;
 }
 
 /* Play and submit groups until a stop. Returns the exit status. */

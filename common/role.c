@@ -101,12 +101,11 @@ uint64_t pv_role_mono_ms(void)
 /* ---- weights in ---------------------------------------------------------------------- */
 
 struct pv_weights_in {
+    pv_role_ctx_t *rc;
     pv_policy_t *policy;
     pv_wsync_sub_t *mpi;     /* inside the learner's job */
     pv_weights_sub_t *relay; /* outside it */
-    float *scratch;          /* MPI path: a version lands here, then is applied whole */
-    uint64_t version;
-    uint64_t rejected;
+    uint64_t rejected;       /* relay versions of the wrong size */
 };
 
 pv_err_t pv_weights_in_new(pv_role_ctx_t *rc, pv_policy_t *policy, pv_weights_in_t **out,
@@ -115,13 +114,11 @@ pv_err_t pv_weights_in_new(pv_role_ctx_t *rc, pv_policy_t *policy, pv_weights_in
     pv_weights_in_t *in = calloc(1, sizeof *in);
     if (!in)
         return PV_ERR_NOMEM;
+    in->rc = rc;
     in->policy = policy;
-    in->version = pv_policy_version(policy);
-    size_t n = pv_policy_n_params(policy);
     pv_err_t err;
     if (rc->world.weights != MPI_COMM_NULL) {
-        in->scratch = malloc(n * sizeof *in->scratch);
-        err = in->scratch ? pv_wsync_sub_new(rc->world.weights, 0, n, &in->mpi) : PV_ERR_NOMEM;
+        err = pv_wsync_sub_new(rc->world.weights, 0, pv_policy_n_params(policy), &in->mpi);
         if (err != PV_OK)
             pv_errf(em, err, "weights over MPI: %s", pv_strerror(err));
     } else {
@@ -144,26 +141,24 @@ void pv_weights_in_destroy(pv_weights_in_t **in)
         return;
     pv_wsync_sub_destroy(&(*in)->mpi);
     pv_weights_sub_destroy(&(*in)->relay);
-    free((*in)->scratch);
     free(*in);
     *in = NULL;
 }
 
-static pv_err_t s_poll(pv_weights_in_t *in, int timeout_ms, bool *stop)
+static pv_err_t s_poll(pv_weights_in_t *in, int timeout_ms)
 {
     size_t n = pv_policy_n_params(in->policy);
     if (in->mpi) {
-        uint64_t v = in->version;
-        pv_err_t err = pv_wsync_poll(in->mpi, in->scratch, &v, stop);
+        /* wsync writes only whole, checked versions, so straight into the parameters */
+        uint64_t v = pv_policy_version(in->policy);
+        bool stop = false; /* the learner ends runs with the world stop, not wsync's */
+        pv_err_t err = pv_wsync_poll(in->mpi, pv_policy_params(in->policy), &v, &stop);
         if (err == PV_ERR_DATA)
-            in->rejected++;
+            PV_LOG_WARN("a corrupt weights message was refused (%llu so far)",
+                        (unsigned long long)pv_wsync_sub_rejected(in->mpi));
         else if (err != PV_OK)
             return err;
-        if (v != in->version) {
-            memcpy(pv_policy_params(in->policy), in->scratch, n * sizeof(float));
-            pv_policy_set_version(in->policy, v);
-            in->version = v;
-        }
+        pv_policy_set_version(in->policy, v);
         return PV_OK;
     }
     pv_weights_t w;
@@ -173,30 +168,32 @@ static pv_err_t s_poll(pv_weights_in_t *in, int timeout_ms, bool *stop)
     if (err != PV_OK)
         return err;
     if (w.n_params != n) {
-        in->rejected++;
+        PV_LOG_WARN("relayed weights v%llu have %llu parameters, this policy %zu: refused (%llu "
+                    "so far)",
+                    (unsigned long long)w.version, (unsigned long long)w.n_params, n,
+                    (unsigned long long)++in->rejected);
         return PV_OK;
     }
     memcpy(pv_policy_params(in->policy), w.data, n * sizeof(float));
     pv_policy_set_version(in->policy, w.version);
-    in->version = w.version;
     return PV_OK;
 }
 
-pv_err_t pv_weights_in_poll(pv_weights_in_t *in, bool *stop)
+pv_err_t pv_weights_in_poll(pv_weights_in_t *in)
 {
-    return s_poll(in, 0, stop);
+    return s_poll(in, 0);
 }
 
-pv_err_t pv_weights_in_wait(pv_weights_in_t *in, uint64_t min_version, int timeout_ms, bool *stop)
+pv_err_t pv_weights_in_wait(pv_weights_in_t *in, uint64_t min_version, int timeout_ms)
 {
     uint64_t start = pv_role_mono_ms();
     for (;;) {
-        pv_err_t err = s_poll(in, 50, stop);
+        pv_err_t err = s_poll(in, 50);
         if (err != PV_OK)
             return err;
-        if (*stop || in->version >= min_version)
+        if (pv_policy_version(in->policy) >= min_version)
             return PV_OK;
-        if (pv_role_signalled)
+        if (pv_role_should_stop(in->rc))
             return PV_ERR_INTERRUPTED;
         if (timeout_ms >= 0 && pv_role_mono_ms() - start >= (uint64_t)timeout_ms)
             return PV_ERR_TIMEOUT;
@@ -205,11 +202,6 @@ pv_err_t pv_weights_in_wait(pv_weights_in_t *in, uint64_t min_version, int timeo
             nanosleep(&ts, NULL);
         }
     }
-}
-
-uint64_t pv_weights_in_rejected(const pv_weights_in_t *in)
-{
-    return in->rejected;
 }
 
 /* ---- weights out --------------------------------------------------------------------- */

@@ -56,23 +56,21 @@ uint64_t pv_role_mono_ms(void);
 typedef struct pv_weights_in pv_weights_in_t;
 
 /* Receive weights for `policy` (borrowed; its parameters and version are overwritten by each
- * new version): over MPI when the job has a learner, else from the broker relay.
+ * new version): over MPI when the job has a learner, else from the broker relay. `rc` is
+ * borrowed too: waits end early when pv_role_should_stop(rc).
  * Errors: PV_ERR_MPI, PV_ERR_NET, PV_ERR_NOMEM. */
 pv_err_t pv_weights_in_new(pv_role_ctx_t *rc, pv_policy_t *policy, pv_weights_in_t **out,
                            pv_errmsg_t *em);
 void pv_weights_in_destroy(pv_weights_in_t **in);
 
-/* Apply the newest complete version that has arrived, if any (non-blocking). *stop becomes
- * true when the learner ended the run (MPI path). Errors: PV_ERR_MPI; a corrupt or
- * mismatched version is skipped and counted (pv_weights_in_rejected). */
-pv_err_t pv_weights_in_poll(pv_weights_in_t *in, bool *stop);
+/* Apply the newest complete version that has arrived, if any (non-blocking). A corrupt or
+ * mismatched version is skipped, counted and logged. Errors: PV_ERR_MPI. */
+pv_err_t pv_weights_in_poll(pv_weights_in_t *in);
 
-/* Wait until the policy's version is >= min_version, a stop, or timeout_ms (-1 = forever).
- * Errors: PV_ERR_TIMEOUT, as poll. */
-pv_err_t pv_weights_in_wait(pv_weights_in_t *in, uint64_t min_version, int timeout_ms, bool *stop);
-
-/* Versions refused (wrong parameter count, corrupt). */
-uint64_t pv_weights_in_rejected(const pv_weights_in_t *in);
+/* Wait until the policy's version is >= min_version or timeout_ms passes (-1 = forever).
+ * Errors: PV_ERR_TIMEOUT, PV_ERR_INTERRUPTED (pv_role_should_stop: a signal or the
+ * learner's stop message), as poll. */
+pv_err_t pv_weights_in_wait(pv_weights_in_t *in, uint64_t min_version, int timeout_ms);
 
 /* ---- weights out: the learner --------------------------------------------------------- */
 

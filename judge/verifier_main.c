@@ -56,8 +56,8 @@ static void s_nack(verifier_t *V, uint64_t job_id, uint64_t *counter, const char
     pv_worker_ack(V->worker, job_id, false, why, NULL, 0);
 }
 
-/* One lease: decode, weights, continuations, ack. *stop when the run ended meanwhile. */
-static pv_err_t s_job(verifier_t *V, const pv_lease_t *l, bool *stop)
+/* One lease: decode, weights, continuations, ack. */
+static pv_err_t s_job(verifier_t *V, const pv_lease_t *l)
 {
     pv_arena_reset(V->dec_arena);
     pv_errmsg_t em = {{0}};
@@ -72,13 +72,10 @@ static pv_err_t s_job(verifier_t *V, const pv_lease_t *l, bool *stop)
     }
     const pv_wire_verify_job_t *job = &m.verify_job;
     if (pv_policy_version(V->k.policy) < job->policy_version) {
-        uint64_t wait = l->lease_ms / 4 < 10000 ? l->lease_ms / 4 : 10000;
-        uint64_t until = pv_role_mono_ms() + wait;
-        do { /* in slices, so that the learner's stop message is seen */
-            rc = pv_weights_in_wait(V->k.weights, job->policy_version, 200, stop);
-            if (rc == PV_ERR_INTERRUPTED || *stop || pv_role_should_stop(&V->rc))
-                return PV_OK; /* not acked: the broker gives the job to another verifier */
-        } while (rc == PV_ERR_TIMEOUT && pv_role_mono_ms() < until);
+        int wait = l->lease_ms / 4 < 10000 ? (int)(l->lease_ms / 4) : 10000;
+        rc = pv_weights_in_wait(V->k.weights, job->policy_version, wait);
+        if (rc == PV_ERR_INTERRUPTED)
+            return PV_OK; /* not acked: the broker gives the job to another verifier */
         if (rc == PV_ERR_TIMEOUT) {
             V->n.stale++;
             PV_LOG_WARN("verify job %llu wants policy v%llu; running with v%llu",
@@ -180,11 +177,8 @@ static int s_run(void *self)
     uint64_t start = pv_role_mono_ms(), last = start;
     counters_t before = V->n, zero = {0};
     uint64_t last_reconnects = 0;
-    bool stop = false;
-    while (!stop && !pv_role_should_stop(&V->rc)) {
-        pv_err_t rc = pv_weights_in_poll(V->k.weights, &stop);
-        if (rc == PV_ERR_INTERRUPTED)
-            break;
+    while (!pv_role_should_stop(&V->rc)) {
+        pv_err_t rc = pv_weights_in_poll(V->k.weights);
         if (rc != PV_OK) {
             PV_LOG_ERROR("weights: %s", pv_strerror(rc));
             return 1;
@@ -196,7 +190,7 @@ static int s_run(void *self)
         pv_lease_t l;
         rc = pv_worker_recv(V->worker, 200, &l);
         if (rc == PV_OK)
-            rc = s_job(V, &l, &stop);
+            rc = s_job(V, &l);
         if (rc == PV_ERR_INTERRUPTED) /* a signal */
             break;
         if (rc != PV_OK && rc != PV_ERR_TIMEOUT) {

@@ -69,7 +69,10 @@ pv_err_t pv_weights_publish(pv_weights_pub_t *self, uint64_t version, const floa
     m.weights.data = (pv_wire_bin_t){.ptr = (const uint8_t *)data, .len = bytes};
     pv_wire_buf_t buf;
     pv_wire_buf_init(&buf, 0);
-    pv_err_t rc = pv_wire_encode(&m, NULL, &buf, NULL);
+    /* one allocation of the whole message, instead of doubling from a few KiB */
+    pv_err_t rc = pv_wire_buf_reserve(&buf, bytes + 256);
+    if (rc == PV_OK)
+        rc = pv_wire_encode(&m, NULL, &buf, NULL);
     if (rc != PV_OK) {
         pv_wire_buf_free(&buf);
         return rc;
