@@ -512,51 +512,77 @@ static void s_put_quoted(FILE *out, const char *s)
     fputc('"', out);
 }
 
+/* The value of key `k` as text: integers, shortest exact floats, true/false, raw strings. */
+static void s_format(const pv_config_t *cfg, const s_key_t *k, char *buf, size_t cap)
+{
+    const char *p = (const char *)cfg + k->offset;
+    switch (k->type) {
+    case S_INT: {
+        int64_t v;
+        memcpy(&v, p, sizeof v);
+        snprintf(buf, cap, "%lld", (long long)v);
+        break;
+    }
+    case S_FLOAT: {
+        double v;
+        memcpy(&v, p, sizeof v);
+        /* the shortest of %.15g / %.16g / %.17g that reads back exactly */
+        for (int digits = 15; digits <= 17; digits++) {
+            snprintf(buf, cap, "%.*g", digits, v);
+            if (strtod(buf, NULL) == v)
+                break;
+        }
+        break;
+    }
+    case S_BOOL: {
+        bool v;
+        memcpy(&v, p, sizeof v);
+        snprintf(buf, cap, "%s", v ? "true" : "false");
+        break;
+    }
+    case S_STR:
+    case S_ENUM:
+        snprintf(buf, cap, "%s", p);
+        break;
+    }
+}
+
 pv_err_t pv_config_write_yaml(const pv_config_t *cfg, FILE *out)
 {
     const char *section = "";
+    char text[PV_CONFIG_STR_MAX + 8];
     for (size_t i = 0; i < S_N_KEYS; i++) {
         const s_key_t *k = &s_keys[i];
-        const char *p = (const char *)cfg + k->offset;
         if (strcmp(section, k->section) != 0) {
             section = k->section;
             fprintf(out, "%s:\n", section);
         }
         fprintf(out, "  %s: ", k->key);
-        switch (k->type) {
-        case S_INT: {
-            int64_t v;
-            memcpy(&v, p, sizeof v);
-            fprintf(out, "%lld\n", (long long)v);
-            break;
-        }
-        case S_FLOAT: {
-            double v;
-            memcpy(&v, p, sizeof v);
-            char text[40];
-            /* the shortest of %.15g / %.16g / %.17g that reads back exactly */
-            for (int digits = 15; digits <= 17; digits++) {
-                snprintf(text, sizeof text, "%.*g", digits, v);
-                if (strtod(text, NULL) == v)
-                    break;
-            }
-            fprintf(out, "%s\n", text);
-            break;
-        }
-        case S_BOOL: {
-            bool v;
-            memcpy(&v, p, sizeof v);
-            fprintf(out, "%s\n", v ? "true" : "false");
-            break;
-        }
-        case S_STR:
-        case S_ENUM:
-            s_put_quoted(out, p);
-            fputc('\n', out);
-            break;
-        }
+        s_format(cfg, k, text, sizeof text);
+        if (k->type == S_STR || k->type == S_ENUM)
+            s_put_quoted(out, text);
+        else
+            fputs(text, out);
+        fputc('\n', out);
     }
     return ferror(out) ? PV_ERR_IO : PV_OK;
+}
+
+pv_err_t pv_config_get_text(const pv_config_t *cfg, const char *dotted, char *buf, size_t cap,
+                            pv_errmsg_t *em)
+{
+    char name[160];
+    for (size_t i = 0; i < S_N_KEYS; i++) {
+        if (strcmp(pv_config_key_name(i, name, sizeof name), dotted) == 0) {
+            char text[PV_CONFIG_STR_MAX + 8];
+            s_format(cfg, &s_keys[i], text, sizeof text);
+            if (strlen(text) >= cap)
+                return PV_ERR_LIMIT;
+            snprintf(buf, cap, "%s", text);
+            return PV_OK;
+        }
+    }
+    return s_unknown_key("", dotted ? dotted : "", em);
 }
 
 size_t pv_config_yaml_max(void)

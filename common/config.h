@@ -72,6 +72,12 @@ pv_err_t pv_config_set(pv_config_t *cfg, const char *dotted, const char *value, 
 pv_err_t pv_config_from_args(pv_config_t *cfg, int argc, char **argv, int *rest, int *n_rest,
                              pv_errmsg_t *em);
 
+/* The value of one key as text, as a user would write it (strings unquoted, floats in
+ * their shortest exact form): `dotted` is "section.key". Errors: PV_ERR_CONFIG (unknown
+ * key, with a suggestion), PV_ERR_LIMIT (cap too small). */
+pv_err_t pv_config_get_text(const pv_config_t *cfg, const char *dotted, char *buf, size_t cap,
+                            pv_errmsg_t *em);
+
 /* Write the effective configuration as YAML (every key, sections in order), loadable by
  * pv_config_load_text(). Errors: PV_ERR_IO. */
 pv_err_t pv_config_write_yaml(const pv_config_t *cfg, FILE *out);

@@ -153,6 +153,30 @@ static void test_yaml_round_trip_is_exact(void **state)
     free(buf);
 }
 
+static void test_get_text(void **state)
+{
+    (void)state;
+    pv_config_t c;
+    pv_errmsg_t em = {{0}};
+    pv_config_defaults(&c);
+    assert_int_equal(pv_config_set(&c, "learner.lr", "0.003", &em), PV_OK);
+    assert_int_equal(pv_config_set(&c, "run.name", "a \"quoted\" name", &em), PV_OK);
+    char v[PV_CONFIG_STR_MAX + 8];
+    assert_int_equal(pv_config_get_text(&c, "learner.lr", v, sizeof v, &em), PV_OK);
+    assert_string_equal(v, "0.003"); /* shortest exact form, not 0.0030000000000000001 */
+    assert_int_equal(pv_config_get_text(&c, "run.name", v, sizeof v, &em), PV_OK);
+    assert_string_equal(v, "a \"quoted\" name"); /* raw, unquoted */
+    assert_int_equal(pv_config_get_text(&c, "actor.group_size", v, sizeof v, &em), PV_OK);
+    assert_string_equal(v, "8");
+    assert_int_equal(pv_config_get_text(&c, "learner.use_kl_loss", v, sizeof v, &em), PV_OK);
+    assert_string_equal(v, "false");
+    assert_int_equal(pv_config_get_text(&c, "learner.resume", v, sizeof v, &em), PV_OK);
+    assert_string_equal(v, "");
+    assert_int_equal(pv_config_get_text(&c, "learner.lrr", v, sizeof v, &em), PV_ERR_CONFIG);
+    assert_non_null(strstr(em.text, "did you mean 'learner.lr'"));
+    assert_int_equal(pv_config_get_text(&c, "run.name", v, 4, &em), PV_ERR_LIMIT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -160,6 +184,7 @@ int main(void)
         cmocka_unit_test(test_file_then_overrides),
         cmocka_unit_test(test_errors_name_key_type_and_line),
         cmocka_unit_test(test_yaml_round_trip_is_exact),
+        cmocka_unit_test(test_get_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
