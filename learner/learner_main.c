@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/fs.h"
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/net/broker_client.h"
@@ -61,24 +62,6 @@ typedef struct s_learner {
     char dir[PV_CONFIG_STR_MAX];
 } s_learner_t;
 
-static pv_err_t s_mkdirs(const char *path, pv_errmsg_t *em)
-{
-    char buf[PV_CONFIG_STR_MAX];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-                return pv_errf(em, PV_ERR_IO, "%s: cannot create: %s", buf, strerror(errno));
-            *p = c;
-            if (c == '\0')
-                break;
-        }
-    }
-    return PV_OK;
-}
-
 static pv_err_t s_options(s_learner_t *s, pv_errmsg_t *em)
 {
     const pv_config_t *c = &s->rc.cfg;
@@ -108,8 +91,9 @@ static pv_err_t s_options(s_learner_t *s, pv_errmsg_t *em)
     return err;
 }
 
-static pv_err_t s_setup(s_learner_t *s, pv_errmsg_t *em)
+static pv_err_t s_setup(void *self, pv_errmsg_t *em)
 {
+    s_learner_t *s = self;
     const pv_config_t *c = &s->rc.cfg;
     pv_policy_spec_t ps;
     pv_role_policy_spec(c, &ps);
@@ -133,7 +117,7 @@ static pv_err_t s_setup(s_learner_t *s, pv_errmsg_t *em)
                         .rng = NULL, /* greedy evaluation and the expert need none */
                         .task_seed = (uint64_t)c->run.seed};
     snprintf(s->dir, sizeof s->dir, "%s", c->run.out_dir);
-    if ((err = s_mkdirs(s->dir, em)))
+    if ((err = pv_mkdirs(s->dir, 0755, em)))
         return err;
     char path[PV_CONFIG_STR_MAX + 64];
     snprintf(path, sizeof path, "%s/config.yaml", s->dir);
@@ -148,8 +132,10 @@ static pv_err_t s_setup(s_learner_t *s, pv_errmsg_t *em)
     return PV_OK;
 }
 
-static void s_teardown(s_learner_t *s)
+static void s_teardown(void *self)
 {
+    s_learner_t *s = self;
+    pv_world_stop_all(&s->rc.world, 3000); /* everyone else ends with the learner */
     pv_worker_destroy(&s->worker);
     pv_weights_out_destroy(&s->wout);
     pv_metrics_close(&s->metrics);
@@ -389,33 +375,34 @@ static pv_err_t s_run(s_learner_t *s, pv_errmsg_t *em)
                       s->step % (uint64_t)c->learner.checkpoint_every == 0;
     if (!just_saved && (err = s_checkpoint(s, em)))
         return err;
-    snprintf(path, sizeof path, "%s/summary.json", s->dir);
-    return pv_report_summary(path, c->env.name, c->algorithm.adv_estimator,
-                             s->prover ? c->prover.judge : "none", pv_intake_totals(s->intake),
-                             &s->run, em);
+    char *text = NULL;
+    err = pv_report_summary(s->dir, c->env.name, c->algorithm.adv_estimator,
+                            s->prover ? c->prover.judge : "none", pv_intake_totals(s->intake),
+                            &s->run, &text, em);
+    if (text) {
+        fputs(text, stdout);
+        fflush(stdout);
+        free(text);
+    }
+    return err;
+}
+
+/* pv_role_main's run: the training loop, its error logged, the exit status returned. */
+static int s_run_status(void *self)
+{
+    s_learner_t *s = self;
+    pv_errmsg_t em = {{0}};
+    pv_err_t err = s_run(s, &em);
+    if (err == PV_OK)
+        return 0;
+    PV_LOG_ERROR("%s", em.text[0] ? em.text : pv_strerror(err));
+    return pv_role_exit_status(err);
 }
 
 int main(int argc, char **argv)
 {
     static s_learner_t s;
-    pv_errmsg_t em = {{0}};
-    pv_err_t err = pv_role_start(&s.rc, PV_ROLE_LEARNER, argc, argv, s_usage, &em);
-    if (err == PV_ERR_INTERRUPTED)
-        return 0;
-    if (err != PV_OK) {
-        fprintf(stderr, "prover-learner: %s\n", em.text[0] ? em.text : pv_strerror(err));
-        return err == PV_ERR_MPI ? 1 : 2;
-    }
-    int status = 0;
-    err = s_setup(&s, &em);
-    if (err == PV_OK)
-        err = s_run(&s, &em);
-    if (err != PV_OK) {
-        PV_LOG_ERROR("%s", em.text[0] ? em.text : pv_strerror(err));
-        status = pv_role_exit_status(err);
-    }
-    pv_world_stop_all(&s.rc.world, 3000); /* everyone else ends with the learner */
-    s_teardown(&s);
-    pv_world_finalize(&s.rc.world, 5, status);
-    return status;
+    static const pv_role_main_t m = {"prover-learner", PV_ROLE_LEARNER, s_usage,
+                                     s_setup,          s_run_status,    s_teardown};
+    return pv_role_main(&m, &s.rc, &s, argc, argv);
 }

@@ -109,10 +109,13 @@ pv_err_t pv_report_eval(pv_metrics_t *m, uint64_t iteration, uint64_t version, d
     return err;
 }
 
-pv_err_t pv_report_summary(const char *path, const char *cfg_env, const char *estimator,
+pv_err_t pv_report_summary(const char *dir, const char *cfg_env, const char *estimator,
                            const char *judge, const pv_intake_stats_t *t,
-                           const pv_run_totals_t *run, pv_errmsg_t *em)
+                           const pv_run_totals_t *run, char **text_out, pv_errmsg_t *em)
 {
+    char path[4096];
+    *text_out = NULL;
+    snprintf(path, sizeof path, "%s/summary.json", dir);
     uint64_t total = run->rollout_env_steps + run->verify_env_steps;
     json_t *o = json_object();
     json_object_set_new(o, "env", json_string(cfg_env));
@@ -169,17 +172,14 @@ pv_err_t pv_report_summary(const char *path, const char *cfg_env, const char *es
     fprintf(out, "wall time %.1f s, throughput %.0f environment steps/s\n", run->wall_s,
             s_div((double)total, run->wall_s));
     fclose(out);
-    fputs(text, stdout);
-    char txt[4096];
-    snprintf(txt, sizeof txt, "%.*s.txt", (int)(strlen(path) > 5 ? strlen(path) - 5 : 0), path);
-    FILE *f = fopen(txt, "w");
+    snprintf(path, sizeof path, "%s/summary.txt", dir);
+    FILE *f = fopen(path, "w");
     if (f) {
         fputs(text + 1, f); /* without the leading blank line */
         fclose(f);
     } else if (err == PV_OK) {
-        err = pv_errf(em, PV_ERR_IO, "%s: %s", txt, strerror(errno));
+        err = pv_errf(em, PV_ERR_IO, "%s: %s", path, strerror(errno));
     }
-    free(text);
-    fflush(stdout);
+    *text_out = text;
     return err;
 }

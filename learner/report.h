@@ -1,6 +1,6 @@
 /* report.h - what the learner tells the user: one JSONL metrics line per iteration and per
  * evaluation (run.out_dir/metrics.jsonl), a one-line progress report on the log, and at the
- * end run.out_dir/summary.json plus a human summary.
+ * end run.out_dir/summary.json and summary.txt (the human summary).
  *
  * Metrics keys (the plotting and evaluation tools read them by name):
  *   kind "train": iteration, policy_version, wall_s, groups, trajectories, success_rate,
@@ -44,11 +44,13 @@ pv_err_t pv_report_iteration(pv_metrics_t *m, uint64_t iteration, uint64_t itera
 pv_err_t pv_report_eval(pv_metrics_t *m, uint64_t iteration, uint64_t version, double success,
                         uint64_t n_tasks, const pv_run_totals_t *run);
 
-/* Write `path` (summary.json: the run's totals, among them judge_precision and
- * precision_samples over the whole run) and print the human summary on stdout. `cfg_env`,
- * `estimator`, `judge` name the run. Errors: PV_ERR_IO. */
-pv_err_t pv_report_summary(const char *path, const char *cfg_env, const char *estimator,
+/* Write dir/summary.json (the run's totals, among them judge_precision and
+ * precision_samples over the whole run) and the human summary dir/summary.txt; *text
+ * receives that summary (malloc'd: the caller prints and frees it; NULL when it could not be
+ * built). `cfg_env`, `estimator`, `judge` name the run. Errors: PV_ERR_IO (naming the
+ * file), PV_ERR_NOMEM. */
+pv_err_t pv_report_summary(const char *dir, const char *cfg_env, const char *estimator,
                            const char *judge, const pv_intake_stats_t *totals,
-                           const pv_run_totals_t *run, pv_errmsg_t *em);
+                           const pv_run_totals_t *run, char **text, pv_errmsg_t *em);
 
 #endif

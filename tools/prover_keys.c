@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/fs.h"
 #include "common/net/curve_keys.h"
 
 static int s_usage(FILE *out)
@@ -36,24 +37,13 @@ static int s_fail(const pv_errmsg_t *em)
     return 1;
 }
 
-/* mkdir -p: missing parents get 0755, `path` itself `mode`. */
+/* mkdir -p, with the error printed. */
 static int s_mkdir(const char *path, mode_t mode)
 {
-    char buf[600];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
-            fprintf(stderr, "prover-keys: cannot create %s: %s\n", buf, strerror(errno));
-            return 1;
-        }
-        *p = '/';
-    }
-    if (mkdir(path, mode) == 0 || errno == EEXIST)
+    pv_errmsg_t em = {{0}};
+    if (pv_mkdirs(path, mode, &em) == PV_OK)
         return 0;
-    fprintf(stderr, "prover-keys: cannot create %s: %s\n", path, strerror(errno));
+    fprintf(stderr, "prover-keys: %s\n", em.text);
     return 1;
 }
 

@@ -495,10 +495,9 @@ static void test_precision_reaches_the_learner(void **state)
     assert_int_equal(b->precision_samples, g.st.precision_samples);
     assert_int_equal(b->precision_hits, g.st.precision_hits);
     assert_int_equal(t->precision_hits, g.st.precision_hits);
-    char path[] = "/tmp/test_judge_group.XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    char dir[] = "/tmp/test_judge_group.XXXXXX", path[64], txt[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
     pv_metrics_t *mx;
     assert_int_equal(pv_metrics_open(path, 0, &mx, NULL), PV_OK);
     pv_update_stats_t up = {0};
@@ -512,8 +511,17 @@ static void test_precision_reaches_the_learner(void **state)
     assert_int_equal(json_integer_value(json_object_get(line, "precision_samples")),
                      g.st.precision_samples);
     json_decref(line);
-    assert_int_equal(pv_report_summary(path, "alfworld", "prover", "exhaustive", t, &run, NULL),
-                     PV_OK);
+    unlink(path);
+    char *text = NULL;
+    assert_int_equal(
+        pv_report_summary(dir, "alfworld", "prover", "exhaustive", t, &run, &text, NULL), PV_OK);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "judge precision against the oracle"));
+    free(text);
+    snprintf(txt, sizeof txt, "%s/summary.txt", dir);
+    assert_int_equal(access(txt, R_OK), 0);
+    unlink(txt);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
     json_t *sum = json_load_file(path, 0, NULL);
     assert_non_null(sum);
     assert_float_equal(json_real_value(json_object_get(sum, "judge_precision")),
@@ -523,6 +531,7 @@ static void test_precision_reaches_the_learner(void **state)
     m.credited_group.precision_hits = m.credited_group.precision_samples + 1;
     assert_int_equal(pv_wire_encode(&m, NULL, &out, NULL), PV_ERR_INVAL);
     unlink(path);
+    rmdir(dir);
     pv_intake_destroy(&in);
     pv_wire_buf_free(&out);
 }

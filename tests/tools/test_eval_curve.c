@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "common/fs.h"
 #include "tests/common/env/env_test_util.h"
 #include "tools/eval_grid.h"
 
@@ -99,15 +100,7 @@ static void test_mean_curve(void **state)
 
 static void s_mkdir(const char *path)
 {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(buf, 0755);
-            *p = '/';
-        }
-    mkdir(buf, 0755);
+    assert_int_equal(pv_mkdirs(path, 0755, NULL), PV_OK);
 }
 
 /* A run evaluated at iterations 0, 10, 20 with success 0, 0.5, 1 (plus `bump`), spending

@@ -1,0 +1,28 @@
+/* fs.c - see fs.h. */
+#include "common/fs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+pv_err_t pv_mkdirs(const char *path, mode_t mode, pv_errmsg_t *em)
+{
+    char buf[4096];
+    if (!path || !*path)
+        return pv_errf(em, PV_ERR_INVAL, "mkdir: empty path");
+    if (strlen(path) >= sizeof buf)
+        return pv_errf(em, PV_ERR_LIMIT, "mkdir: path longer than %zu bytes", sizeof buf - 1);
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return pv_errf(em, PV_ERR_IO, "%s: cannot create: %s", buf, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(path, mode) != 0 && errno != EEXIST)
+        return pv_errf(em, PV_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+    return PV_OK;
+}
