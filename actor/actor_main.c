@@ -185,7 +185,7 @@ static int s_run(void *self)
     const pv_config_t *cfg = &A->rc.cfg;
     uint32_t G = (uint32_t)cfg->actor.group_size;
     pv_err_t rc = s_wait_first_weights(A);
-    uint64_t start = pv_role_mono_ms(), last = start;
+    uint64_t start = pv_mono_ms(), last = start;
     counters_t before = A->n, zero = {0};
     pv_errmsg_t em = {{0}};
     for (uint64_t seq = 0; rc == PV_OK; seq++) {
@@ -204,7 +204,7 @@ static int s_run(void *self)
                                 .kind = pv_env_model_kind(A->k.model),
                                 .env_name = cfg->env.name,
                                 .task = task,
-                                .created_unix_ms = pv_role_unix_ms()};
+                                .created_unix_ms = pv_unix_ms()};
         pv_arena_reset(A->wire_arena);
         rc = pv_actor_encode_group(A->trajs, G, &meta, A->ctx.save_states, A->wire_arena, &A->buf,
                                    &em);
@@ -212,14 +212,14 @@ static int s_run(void *self)
             rc = s_submit(A, id);
         if (rc == PV_OK)
             A->n.groups++;
-        uint64_t now = pv_role_mono_ms();
+        uint64_t now = pv_mono_ms();
         if (now - last >= 10000) {
             s_summary(A, (double)(now - last) / 1000.0, &before);
             before = A->n;
             last = now;
         }
     }
-    s_summary(A, (double)(pv_role_mono_ms() - start) / 1000.0, &zero); /* the whole run */
+    s_summary(A, (double)(pv_mono_ms() - start) / 1000.0, &zero); /* the whole run */
     if (rc == PV_ERR_INTERRUPTED)
         return 0;
     PV_LOG_ERROR("actor: %s%s%s", pv_strerror(rc), em.text[0] ? ": " : "", em.text);

@@ -1,4 +1,5 @@
 /* broker_io.c - the broker's socket loop; see broker_io.h. */
+#include "common/clock.h"
 #include "broker/broker_io.h"
 
 #include <errno.h>
@@ -38,13 +39,6 @@ struct pv_broker_io {
     size_t n_gone, cap_gone;
     char endpoint[256];
 };
-
-static int64_t s_now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 static void s_release(void *ctx, void *hold)
 {
@@ -184,7 +178,7 @@ static void s_flush(pv_broker_io_t *self)
         pv_broker_actions_clear(self->core);
         if (self->n_gone == 0)
             return;
-        int64_t now = s_now_us();
+        int64_t now = (int64_t)pv_mono_us();
         size_t n_gone = self->n_gone;
         self->n_gone = 0;
         for (size_t i = 0; i < n_gone; i++)
@@ -316,7 +310,7 @@ static int s_recv_one(pv_broker_io_t *self)
     pv_arena_reset(self->arena);
     pv_wire_msg_t m;
     pv_errmsg_t em = {{0}};
-    int64_t now = s_now_us();
+    int64_t now = (int64_t)pv_mono_us();
     pv_err_t rc = pv_wire_decode(self->dec, zmq_msg_data(&frame->msg), len, self->arena, &m, &em);
     if (rc != PV_OK) {
         PV_LOG_DEBUG("bad message from %.*s: %s: %s", (int)from.len, (const char *)from.bytes,
@@ -355,7 +349,7 @@ static pv_err_t s_render(void *ctx, FILE *out)
 {
     pv_broker_io_t *self = ctx;
     pv_broker_stats_t st;
-    if (pv_broker_snapshot(self->core, s_now_us(), &st) != PV_OK)
+    if (pv_broker_snapshot(self->core, (int64_t)pv_mono_us(), &st) != PV_OK)
         return PV_ERR_NOMEM;
     pv_err_t rc = pv_broker_metrics_write(&st, out);
     pv_broker_stats_free(&st);
@@ -420,7 +414,7 @@ pv_err_t pv_broker_io_new(const pv_config_t *cfg, pv_broker_io_t **out, pv_errms
     bc.stats_window_ms = cfg->broker.stats_window_ms;
     bc.release = s_release;
     bc.release_ctx = self;
-    if ((rc = pv_broker_core_new(&bc, s_now_us(), &self->core, em)) != PV_OK)
+    if ((rc = pv_broker_core_new(&bc, (int64_t)pv_mono_us(), &self->core, em)) != PV_OK)
         goto fail;
     rc = PV_ERR_NOMEM;
     if (pv_wire_dec_new(NULL, &self->dec) != PV_OK || pv_arena_new(0, 64u << 20, &self->arena) ||
@@ -516,7 +510,7 @@ static void s_reload_if_asked(pv_broker_io_t *self)
 pv_err_t pv_broker_io_run(pv_broker_io_t *self, volatile sig_atomic_t *stop)
 {
     while (!*stop) {
-        int64_t now = s_now_us();
+        int64_t now = (int64_t)pv_mono_us();
         int64_t wait_us = pv_broker_next_deadline_us(self->core) - now;
         if (self->http) {
             int64_t t = pv_metrics_http_timeout_ms(self->http);
@@ -546,13 +540,13 @@ pv_err_t pv_broker_io_run(pv_broker_io_t *self, volatile sig_atomic_t *stop)
             }
         if (self->http)
             pv_metrics_http_run(self->http);
-        now = s_now_us();
+        now = (int64_t)pv_mono_us();
         if (now >= pv_broker_next_deadline_us(self->core)) {
             pv_broker_tick(self->core, now);
             s_flush(self);
         }
     }
-    pv_broker_on_shutdown(self->core, s_now_us());
+    pv_broker_on_shutdown(self->core, (int64_t)pv_mono_us());
     s_flush(self);
     int linger = 200; /* let the goodbyes leave */
     zmq_setsockopt(self->router, ZMQ_LINGER, &linger, sizeof linger);

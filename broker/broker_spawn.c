@@ -1,4 +1,5 @@
 /* broker_spawn.c - start/stop a broker process; see broker_spawn.h. */
+#include "common/clock.h"
 #include "broker/broker_spawn.h"
 
 #include <poll.h>
@@ -9,13 +10,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static int64_t s_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 pv_err_t pv_broker_spawn(const char *bin, const char *const *args, int timeout_ms,
                          pv_broker_proc_t *out)
@@ -46,8 +40,8 @@ pv_err_t pv_broker_spawn(const char *bin, const char *const *args, int timeout_m
     close(fds[1]);
     char line[256] = {0};
     size_t got = 0;
-    int64_t deadline = s_now_ms() + timeout_ms;
-    while (got < sizeof line - 1 && !strchr(line, '\n') && s_now_ms() < deadline) {
+    int64_t deadline = (int64_t)pv_mono_ms() + timeout_ms;
+    while (got < sizeof line - 1 && !strchr(line, '\n') && (int64_t)pv_mono_ms() < deadline) {
         struct pollfd p = {.fd = fds[0], .events = POLLIN};
         if (poll(&p, 1, 50) <= 0)
             continue;

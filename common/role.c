@@ -1,4 +1,5 @@
 /* role.c - see role.h. */
+#include "common/clock.h"
 #include "common/role.h"
 
 #include <stdio.h>
@@ -82,20 +83,6 @@ void pv_role_policy_spec(const pv_config_t *cfg, pv_policy_spec_t *out)
         .history_window = (uint32_t)cfg->policy.history,
         .seed = (uint64_t)cfg->run.seed,
     };
-}
-
-uint64_t pv_role_unix_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-uint64_t pv_role_mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 /* ---- weights in ---------------------------------------------------------------------- */
@@ -186,7 +173,7 @@ pv_err_t pv_weights_in_poll(pv_weights_in_t *in)
 
 pv_err_t pv_weights_in_wait(pv_weights_in_t *in, uint64_t min_version, int timeout_ms)
 {
-    uint64_t start = pv_role_mono_ms();
+    uint64_t start = pv_mono_ms();
     for (;;) {
         pv_err_t err = s_poll(in, 50);
         if (err != PV_OK)
@@ -195,12 +182,10 @@ pv_err_t pv_weights_in_wait(pv_weights_in_t *in, uint64_t min_version, int timeo
             return PV_OK;
         if (pv_role_should_stop(in->rc))
             return PV_ERR_INTERRUPTED;
-        if (timeout_ms >= 0 && pv_role_mono_ms() - start >= (uint64_t)timeout_ms)
+        if (timeout_ms >= 0 && pv_mono_ms() - start >= (uint64_t)timeout_ms)
             return PV_ERR_TIMEOUT;
-        if (in->mpi) {
-            struct timespec ts = {0, 2000000L};
-            nanosleep(&ts, NULL);
-        }
+        if (in->mpi)
+            pv_sleep_ms(2);
     }
 }
 

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/clock.h"
 #include "common/config.h"
 #include "common/env/env.h"
 #include "common/err.h"
@@ -46,10 +47,6 @@ bool pv_role_should_stop(pv_role_ctx_t *rc);
 /* The environment and policy specs a configuration describes (strings point into cfg). */
 void pv_role_env_spec(const pv_config_t *cfg, pv_env_spec_t *out);
 void pv_role_policy_spec(const pv_config_t *cfg, pv_policy_spec_t *out);
-
-/* Milliseconds since the Unix epoch / a monotonic clock. */
-uint64_t pv_role_unix_ms(void);
-uint64_t pv_role_mono_ms(void);
 
 /* ---- weights in: actors and verifiers ----------------------------------------------- */
 

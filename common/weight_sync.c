@@ -1,4 +1,5 @@
 /* weight_sync.c - see weight_sync.h. */
+#include "common/clock.h"
 #include "common/weight_sync.h"
 
 #include <limits.h>
@@ -51,12 +52,6 @@ struct pv_wsync_sub {
     MPI_Request req;
     uint64_t rejected;
 };
-
-static void s_sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 pv_err_t pv_wsync_pub_new(MPI_Comm comm, int root, size_t n_params, pv_wsync_pub_t **out)
 {
@@ -220,7 +215,7 @@ pv_err_t pv_wsync_stop(pv_wsync_pub_t *self, int timeout_ms, int *n_unreached)
         }
         if (pending == 0 || (timeout_ms >= 0 && waited >= timeout_ms))
             break;
-        s_sleep_ms(1);
+        pv_sleep_ms(1);
         waited++;
     }
     /* requests to dead ranks stay pending; the stop header is in self, which outlives
@@ -345,7 +340,7 @@ pv_err_t pv_wsync_wait(pv_wsync_sub_t *self, uint64_t min_version, int timeout_m
             return PV_OK;
         if (timeout_ms >= 0 && waited >= timeout_ms)
             return PV_ERR_TIMEOUT;
-        s_sleep_ms(1);
+        pv_sleep_ms(1);
     }
 }
 

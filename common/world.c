@@ -1,4 +1,5 @@
 /* world.c - see world.h. */
+#include "common/clock.h"
 #include "common/world.h"
 
 #include <stdlib.h>
@@ -116,8 +117,7 @@ pv_err_t pv_world_stop_all(pv_world_t *w, int timeout_ms)
         MPI_Testall(w->size, req, &all, MPI_STATUSES_IGNORE);
         if (all)
             break;
-        struct timespec ts = {0, 1000000L};
-        nanosleep(&ts, NULL);
+        pv_sleep_ms(1);
     }
     /* sends to dead ranks stay pending; `stop` is static, so abandoning them is safe */
     free(req);

@@ -120,7 +120,7 @@ static void s_on_lease(judge_t *J, const pv_lease_t *l)
     if (rc == PV_OK && m->type != PV_MSG_ROLLOUT_GROUP)
         rc = pv_errf(&em, PV_ERR_UNKNOWN_TYPE, "a %s message, not ROLLOUT_GROUP",
                      pv_wire_type_name(m->type) ? pv_wire_type_name(m->type) : "?");
-    uint64_t now = pv_role_mono_ms();
+    uint64_t now = pv_mono_ms();
     if (rc == PV_OK)
         rc = pv_jgroup_open(&s->g, &J->jo, &m->rollout_group, now, &J->rng, s->arena, &em);
     if (rc != PV_OK) {
@@ -254,7 +254,7 @@ static void s_finish(judge_t *J, slot_t *s)
                  (unsigned long long)g->wire->group_id, g->n_trajs,
                  g->mixed ? "mixed" : "no contrast", g->n_segs, g->n_jobs, g->st.failed_jobs,
                  verified, dsum, (unsigned long long)g->st.env_steps,
-                 (unsigned long long)(pv_role_mono_ms() - s->opened_ms));
+                 (unsigned long long)(pv_mono_ms() - s->opened_ms));
     s->state = SLOT_LEARN_READY;
 }
 
@@ -343,7 +343,7 @@ static pv_err_t s_step(judge_t *J)
         s_on_verify(J, &c);
         wait = 0;
     }
-    uint64_t now = pv_role_mono_ms();
+    uint64_t now = pv_mono_ms();
     for (uint32_t i = 0; i < J->n_slots; i++) {
         slot_t *s = &J->slots[i];
         if (s->state != SLOT_VERIFY)
@@ -451,7 +451,7 @@ static int s_run(void *self)
                 "at once, broker %s",
                 J->judge_name, J->rc.cfg.algorithm.adv_estimator, J->jo.k, J->jo.max_segments,
                 (unsigned long long)J->jo.verify_budget, J->n_slots, J->rc.cfg.broker.endpoint);
-    uint64_t start = pv_role_mono_ms(), last = start, groups_before = 0;
+    uint64_t start = pv_mono_ms(), last = start, groups_before = 0;
     int status = 0;
     while (!pv_role_should_stop(&J->rc)) {
         pv_err_t rc = s_step(J);
@@ -462,14 +462,14 @@ static int s_run(void *self)
             status = 1;
             break;
         }
-        uint64_t now = pv_role_mono_ms();
+        uint64_t now = pv_mono_ms();
         if (now - last >= 10000) {
             s_summary(J, (double)(now - last) / 1000.0, groups_before);
             groups_before = J->n.groups;
             last = now;
         }
     }
-    s_summary(J, (double)(pv_role_mono_ms() - start) / 1000.0, 0); /* the whole run */
+    s_summary(J, (double)(pv_mono_ms() - start) / 1000.0, 0); /* the whole run */
     return status;
 }
 

@@ -174,7 +174,7 @@ static int s_run(void *self)
     /* outside the learner's job: a broker gone this long after announcing its shutdown is
      * gone for good (a restarted broker answers well within it) */
     int64_t grace_ms = 5 * cfg->broker.heartbeat_ms * cfg->broker.liveness;
-    uint64_t start = pv_role_mono_ms(), last = start;
+    uint64_t start = pv_mono_ms(), last = start;
     counters_t before = V->n, zero = {0};
     uint64_t last_reconnects = 0;
     while (!pv_role_should_stop(&V->rc)) {
@@ -197,7 +197,7 @@ static int s_run(void *self)
             PV_LOG_ERROR("verify: %s", pv_strerror(rc));
             return 1;
         }
-        uint64_t now = pv_role_mono_ms();
+        uint64_t now = pv_mono_ms();
         if (now - last >= 10000) {
             uint64_t reconnects = pv_bclient_reconnects(pv_worker_client(V->worker));
             if (reconnects > last_reconnects && V->n.jobs == before.jobs)
@@ -210,7 +210,7 @@ static int s_run(void *self)
             last = now;
         }
     }
-    s_summary(V, (double)(pv_role_mono_ms() - start) / 1000.0, &zero); /* the whole run */
+    s_summary(V, (double)(pv_mono_ms() - start) / 1000.0, &zero); /* the whole run */
     return 0;
 }
 

@@ -1,17 +1,11 @@
 /* verify_job.c - one VERIFY_JOB's continuations; see verify_job.h. */
+#include "common/clock.h"
 #include "judge/verify_job.h"
 
 #include <string.h>
 #include <time.h>
 
 #include "learner/rollout.h"
-
-static uint64_t s_mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 pv_err_t pv_vjob_view(const pv_wire_verify_job_t *job, pv_arena_t *arena, pv_traj_t *view,
                       size_t *t, pv_errmsg_t *em)
@@ -46,7 +40,7 @@ pv_err_t pv_vjob_view(const pv_wire_verify_job_t *job, pv_arena_t *arena, pv_tra
 pv_err_t pv_vjob_run(const pv_vjob_ctx_t *ctx, const pv_wire_verify_job_t *job,
                      pv_wire_verify_result_t *out, pv_errmsg_t *em)
 {
-    uint64_t t0 = s_mono_ms();
+    uint64_t t0 = pv_mono_ms();
     pv_env_kind_t kind = pv_env_model_kind(ctx->model);
     if (job->env.kind != (uint8_t)kind)
         return pv_errf(em, PV_ERR_INVAL,
@@ -74,7 +68,7 @@ pv_err_t pv_vjob_run(const pv_vjob_ctx_t *ctx, const pv_wire_verify_job_t *job,
             return rc;
         wins += won;
     }
-    uint64_t ms = s_mono_ms() - t0;
+    uint64_t ms = pv_mono_ms() - t0;
     *out = (pv_wire_verify_result_t){
         .job_id = job->job_id,
         .group_id = job->group_id,

@@ -239,7 +239,7 @@ static pv_err_t s_eval(s_learner_t *s, pv_errmsg_t *em)
     if (s->run.eval_first < 0)
         s->run.eval_first = success;
     s->run.eval_last = success;
-    s->run.wall_s = (double)(pv_role_mono_ms() - s->t0_ms) / 1000.0;
+    s->run.wall_s = (double)(pv_mono_ms() - s->t0_ms) / 1000.0;
     return pv_report_eval(s->metrics, s->step, pv_policy_version(s->policy), success,
                           (uint64_t)c->learner.eval_tasks, &s->run);
 }
@@ -249,12 +249,12 @@ static pv_err_t s_collect(s_learner_t *s, pv_errmsg_t *em)
 {
     const pv_config_t *c = &s->rc.cfg;
     pv_intake_reset(s->intake);
-    uint64_t last_wait_log = pv_role_mono_ms();
+    uint64_t last_wait_log = pv_mono_ms();
     while (pv_intake_groups(s->intake) < (size_t)c->learner.batch_groups) {
         if (pv_role_signalled)
             return PV_ERR_INTERRUPTED;
         if (c->run.time_limit_s > 0 &&
-            pv_role_mono_ms() - s->t0_ms > (uint64_t)c->run.time_limit_s * 1000u)
+            pv_mono_ms() - s->t0_ms > (uint64_t)c->run.time_limit_s * 1000u)
             return PV_ERR_TIMEOUT;
         pv_lease_t lease;
         /* while weights are on their way, wake often to move them (MPI progresses only
@@ -262,10 +262,10 @@ static pv_err_t s_collect(s_learner_t *s, pv_errmsg_t *em)
         int wait_ms = pv_weights_out_progress(s->wout) > 0 ? 5 : 200;
         pv_err_t err = pv_worker_recv(s->worker, wait_ms, &lease);
         if (err == PV_ERR_TIMEOUT) {
-            if (pv_role_mono_ms() - last_wait_log > 30000) {
+            if (pv_mono_ms() - last_wait_log > 30000) {
                 PV_LOG_INFO("waiting for groups (%zu of %lld in this batch)",
                             pv_intake_groups(s->intake), (long long)c->learner.batch_groups);
-                last_wait_log = pv_role_mono_ms();
+                last_wait_log = pv_mono_ms();
             }
             continue;
         }
@@ -325,7 +325,7 @@ static pv_err_t s_run(s_learner_t *s, pv_errmsg_t *em)
                 (unsigned long long)pv_policy_version(s->policy),
                 (long long)c->learner.batch_groups, (long long)c->actor.group_size,
                 (long long)c->run.iterations);
-    s->t0_ms = pv_role_mono_ms();
+    s->t0_ms = pv_mono_ms();
     if (c->learner.eval_every > 0 && (err = s_eval(s, em)))
         return err;
     while (s->step < (uint64_t)c->run.iterations) {
@@ -346,7 +346,7 @@ static pv_err_t s_run(s_learner_t *s, pv_errmsg_t *em)
         s->run.rollout_env_steps = t->steps + t->dropped_steps;
         s->run.verify_env_steps = t->verify_env_steps;
         s->run.iterations = s->step;
-        s->run.wall_s = (double)(pv_role_mono_ms() - s->t0_ms) / 1000.0;
+        s->run.wall_s = (double)(pv_mono_ms() - s->t0_ms) / 1000.0;
         double success = b->trajectories ? (double)b->won / (double)b->trajectories : 0.0;
         /* the summary's training success: means over the first and the last 10 iterations
          * (one batch is too noisy to quote) */

@@ -11,14 +11,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/policy/policy.h"
-
-static double s_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static const char *const s_recs[] = {"cabinet",    "countertop", "drawer", "fridge",
                                      "microwave",  "sinkbasin",  "shelf",  "stoveburner",
@@ -68,15 +62,15 @@ int main(int argc, char **argv)
     pv_rng_seed(&rng, 1, 1);
     pv_policy_step_t st;
     size_t n = 0;
-    double t0 = s_now(), t = t0;
+    double t0 = pv_mono_s(), t = t0;
     while (t - t0 < secs) {
         for (int k = 0; k < 100; k++, n++)
             pv_policy_act(p, &ctx, (const char *const *)cands, nc, &rng, w, &st);
-        t = s_now();
+        t = pv_mono_s();
     }
     double act_rate = (double)n / (t - t0);
     n = 0;
-    t0 = t = s_now();
+    t0 = t = pv_mono_s();
     float g = -0.01f, ge = 0.001f;
     while (t - t0 < secs) {
         for (int k = 0; k < 100; k++, n++) {
@@ -85,7 +79,7 @@ int main(int argc, char **argv)
             pv_policy_forward(p, &ctx, (const char *const *)cands, nc, &tok, 1, w, &lp, &ent);
             pv_policy_backward(p, w, &g, &ge, grad);
         }
-        t = s_now();
+        t = pv_mono_s();
     }
     double bwd_rate = (double)n / (t - t0);
     printf("bow_mlp: n_params %zu (buckets %u, D %u, H %u, window %u), %zu candidates, "

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/env/env.h"
 #include "common/rng.h"
 
@@ -131,13 +132,6 @@ static int s_parse(int argc, char **argv, s_opts_t *o)
         i++;
     }
     return 0;
-}
-
-static double s_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 static int s_fail(const char *what, pv_err_t rc, const pv_errmsg_t *em)
@@ -267,15 +261,15 @@ static int s_bench(pv_env_t *env, const pv_env_model_t *model, const s_opts_t *o
     pv_task_t t = o->task;
     pv_step_result_t r;
     uint64_t steps = 0, episodes = 0, wins = 0;
-    double t_step = 0, t_reset = 0, start = s_now();
+    double t_step = 0, t_reset = 0, start = pv_mono_s();
     size_t adm_total = 0;
     for (;;) {
-        double a = s_now();
+        double a = pv_mono_s();
         pv_err_t rc = pv_env_reset(env, &t, &r);
-        t_reset += s_now() - a;
+        t_reset += pv_mono_s() - a;
         if (rc != PV_OK)
             return s_fail("reset", rc, NULL);
-        a = s_now();
+        a = pv_mono_s();
         while (!r.done) {
             const char *const *adm;
             size_t n;
@@ -286,13 +280,13 @@ static int s_bench(pv_env_t *env, const pv_env_model_t *model, const s_opts_t *o
                 return s_fail("step", rc, NULL);
             steps++;
         }
-        t_step += s_now() - a;
+        t_step += pv_mono_s() - a;
         episodes++;
         wins += r.won;
         t.task_id++;
         if (t.task_id >= pv_env_model_n_tasks(model, t.split))
             t.task_id = 0;
-        if (o->episodes ? episodes >= o->episodes : s_now() - start >= o->seconds)
+        if (o->episodes ? episodes >= o->episodes : pv_mono_s() - start >= o->seconds)
             break;
     }
     /* save + restore of the last state, many times */
@@ -300,7 +294,7 @@ static int s_bench(pv_env_t *env, const pv_env_model_t *model, const s_opts_t *o
     uint8_t *buf = malloc(cap);
     pv_errmsg_t em;
     int reps = 20000;
-    double a = s_now();
+    double a = pv_mono_s();
     for (int i = 0; i < reps && buf; i++) {
         pv_err_t rc = pv_env_save(env, buf, cap, &len);
         if (rc == PV_OK)
@@ -310,7 +304,7 @@ static int s_bench(pv_env_t *env, const pv_env_model_t *model, const s_opts_t *o
             return s_fail("save/load", rc, &em);
         }
     }
-    double t_sr = s_now() - a;
+    double t_sr = pv_mono_s() - a;
     free(buf);
     printf("env %s, %llu episodes, %llu steps (%llu won)\n",
            pv_env_kind_name(pv_env_model_kind(model)), (unsigned long long)episodes,

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/env/env.h"
 #include "common/log.h"
 #include "learner/bc.h"
@@ -35,13 +36,6 @@ typedef struct s_opts {
     double bc_lr, lr, lambda, entropy;
     const char *sign, *apply, *phases, *out;
 } s_opts_t;
-
-static double s_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int s_parse(int argc, char **argv, s_opts_t *o)
 {
@@ -156,7 +150,7 @@ static int s_eval(s_world_t *w, const s_opts_t *o, const char *label, double out
     pv_errmsg_t em = {{0}};
     pv_cost_t c = {0};
     pv_rollout_opts_t ro = {.max_steps = o->max_steps};
-    double t0 = s_now();
+    double t0 = pv_mono_s();
     pv_rng_t keep = w->rng; /* evaluation must not shift the training stream */
     pv_rng_seed(&w->rng, o->seed, 0x6576616cULL);
     pv_err_t rc = pv_local_eval(&w->L, PV_SPLIT_TEST, 0, o->eval, true, &ro, &out[0], &c, &em);
@@ -167,7 +161,7 @@ static int s_eval(s_world_t *w, const s_opts_t *o, const char *label, double out
         return s_fail("eval", rc, &em);
     printf("eval %-9s held-out success greedy %.3f, sampled %.3f (%u games each, %llu env "
            "steps, %.1f s)\n",
-           label, out[0], out[1], o->eval, (unsigned long long)c.env_steps, s_now() - t0);
+           label, out[0], out[1], o->eval, (unsigned long long)c.env_steps, pv_mono_s() - t0);
     fflush(stdout);
     return 0;
 }
@@ -177,7 +171,7 @@ static int s_bc(s_world_t *w, const s_opts_t *o, uint64_t *env_steps)
     pv_errmsg_t em = {{0}};
     pv_cost_t c = {0};
     pv_traj_t *demos = NULL;
-    double t0 = s_now();
+    double t0 = pv_mono_s();
     pv_err_t rc = pv_local_demos(&w->L, 1000000, o->demos, &demos, &c, &em);
     if (rc != PV_OK)
         return s_fail("demos", rc, &em);
@@ -192,7 +186,7 @@ static int s_bc(s_world_t *w, const s_opts_t *o, uint64_t *env_steps)
         }
     printf("bc       %u demos (%llu env steps), %u epochs: last nll %.3f, step accuracy %.3f "
            "(%.1f s)\n",
-           o->demos, (unsigned long long)c.env_steps, o->bc_epochs, loss, acc, s_now() - t0);
+           o->demos, (unsigned long long)c.env_steps, o->bc_epochs, loss, acc, pv_mono_s() - t0);
     fflush(stdout);
     return 0;
 }
@@ -219,7 +213,7 @@ static int s_rl(s_world_t *w, const s_opts_t *o, bool prover, uint64_t *env_step
         rc = pv_prover_apply_parse(o->apply, &cfg.prover_opts.apply, &em);
     if (rc != PV_OK)
         return s_fail("prover options", rc, &em);
-    double t0 = s_now();
+    double t0 = pv_mono_s();
     for (unsigned it = 0; it < o->iters; it++) {
         pv_local_stats_t st;
         if ((rc = pv_local_iteration(&w->L, &cfg, &st, &em)) != PV_OK)
@@ -232,7 +226,7 @@ static int s_rl(s_world_t *w, const s_opts_t *o, bool prover, uint64_t *env_step
                prover ? "prover" : "grpo", it, st.success, st.mean_len, st.n_segments,
                st.mean_delta, st.n_credited, (unsigned long long)st.rollout.env_steps,
                (unsigned long long)st.verify.env_steps, st.update.grad_norm,
-               (unsigned long long)pv_policy_version(w->policy), s_now() - t0);
+               (unsigned long long)pv_policy_version(w->policy), pv_mono_s() - t0);
         fflush(stdout);
     }
     return 0;
@@ -300,7 +294,7 @@ int main(int argc, char **argv)
     s_opts_t o;
     if (s_parse(argc, argv, &o) != 0)
         return 2;
-    double t_start = s_now(), untrained[2] = {0}, bc[2] = {0}, grpo[2] = {-1, -1},
+    double t_start = pv_mono_s(), untrained[2] = {0}, bc[2] = {0}, grpo[2] = {-1, -1},
            prov[2] = {-1, -1};
     uint64_t demo_steps = 0, grpo_steps = 0, prov_steps = 0, prov_verify = 0, none = 0;
     s_world_t w;
@@ -333,7 +327,7 @@ int main(int argc, char **argv)
            "prover rollouts %llu + verification %llu | wall %.1f s\n",
            untrained[0], untrained[1], bc[0], bc[1], grpo[0], grpo[1], prov[0], prov[1],
            (unsigned long long)demo_steps, (unsigned long long)grpo_steps,
-           (unsigned long long)prov_steps, (unsigned long long)prov_verify, s_now() - t_start);
+           (unsigned long long)prov_steps, (unsigned long long)prov_verify, pv_mono_s() - t_start);
     free(bc_params);
     s_world_free(&w);
     return 0;

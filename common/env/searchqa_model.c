@@ -1,5 +1,6 @@
 /* searchqa_model.c - building the searchqa model and loading Search-R1 jsonl files; see
  * searchqa.h. */
+#include "common/clock.h"
 #include "common/env/searchqa_model.h"
 
 #include <jansson.h>
@@ -179,8 +180,7 @@ pv_err_t sq_model_finish(sq_model_t *m, pv_errmsg_t *em)
         size_t l = strlen(sq_s(m, m->questions[i].question));
         qmax = l > qmax ? l : qmax;
     }
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = pv_mono_s();
     pv_err_t rc;
     if ((rc = pv_fts_new("searchqa", &m->fts, em)) || (rc = pv_fts_begin(m->fts, em)))
         return rc;
@@ -189,8 +189,7 @@ pv_err_t sq_model_finish(sq_model_t *m, pv_errmsg_t *em)
             return rc;
     if ((rc = pv_fts_finish(m->fts, em)))
         return rc;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    m->fts_build_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    m->fts_build_s = pv_mono_s() - t0;
     m->obs_cap = 512 + qmax + m->top_k * (m->max_passage + 32);
     uint32_t knobs[2] = {m->max_turns, m->top_k};
     m->fingerprint = pv_fnv1a64(m->fingerprint, knobs, sizeof knobs);

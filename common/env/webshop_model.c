@@ -1,4 +1,5 @@
 /* webshop_model.c - building and finishing the webshop model; see webshop_model.h. */
+#include "common/clock.h"
 #include "common/env/webshop_model.h"
 
 #include <stdio.h>
@@ -238,13 +239,6 @@ static void s_caps(ws_model_t *m)
     m->act_cap = acts + PV_WEBSHOP_PAGE_SIZE * 32 + 256;
 }
 
-static double s_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 pv_err_t ws_model_finish(ws_model_t *m, pv_errmsg_t *em)
 {
     pv_err_t rc;
@@ -291,7 +285,7 @@ pv_err_t ws_model_finish(ws_model_t *m, pv_errmsg_t *em)
         uint32_t s = m->goals[i].split;
         m->split_goals[s][m->n_split[s]++] = (uint32_t)i;
     }
-    double t0 = s_now();
+    double t0 = pv_mono_s();
     if ((rc = pv_fts_new("webshop", &m->fts, em)) || (rc = pv_fts_begin(m->fts, em)))
         return rc;
     for (size_t i = 0; i < m->n_products; i++)
@@ -299,7 +293,7 @@ pv_err_t ws_model_finish(ws_model_t *m, pv_errmsg_t *em)
             return rc;
     if ((rc = pv_fts_finish(m->fts, em)))
         return rc;
-    m->fts_build_s = s_now() - t0;
+    m->fts_build_s = pv_mono_s() - t0;
     s_caps(m);
     uint64_t h = m->fingerprint;
     h = pv_fnv1a64(h, &m->seed, sizeof m->seed);

@@ -6,13 +6,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/net/bclient_int.h"
 
 int64_t pv_bclient_now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)pv_mono_ms();
 }
 
 void pv_bclient_opts_from_config(pv_bclient_opts_t *o, const pv_config_t *cfg)

@@ -1,4 +1,5 @@
 /* net.c - sockets, send and receive with timeouts; see net.h. */
+#include "common/clock.h"
 #include "common/net/net_int.h"
 
 #include <errno.h>
@@ -203,13 +204,6 @@ void *pv_sock_zmq(pv_sock_t *self)
     return self->zs;
 }
 
-static int64_t s_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Wait until the socket is ready for `events` or the deadline (-1 = none) passes. */
 static pv_err_t s_wait(pv_sock_t *self, short events, int64_t deadline, int timeout_ms,
                        pv_errmsg_t *em)
@@ -217,7 +211,7 @@ static pv_err_t s_wait(pv_sock_t *self, short events, int64_t deadline, int time
     for (;;) {
         long left = -1;
         if (deadline >= 0) {
-            left = (long)(deadline - s_now_ms());
+            left = (long)(deadline - (int64_t)pv_mono_ms());
             if (left < 0)
                 left = 0;
         }
@@ -236,7 +230,7 @@ static pv_err_t s_wait(pv_sock_t *self, short events, int64_t deadline, int time
 
 static int64_t s_deadline(int timeout_ms)
 {
-    return timeout_ms < 0 ? -1 : s_now_ms() + timeout_ms;
+    return timeout_ms < 0 ? -1 : (int64_t)pv_mono_ms() + timeout_ms;
 }
 
 /* Send one frame without blocking, retrying on EAGAIN until the deadline. */
@@ -248,14 +242,13 @@ static pv_err_t s_send_frame(pv_sock_t *self, const void *p, size_t n, int flags
             return PV_OK;
         if (zmq_errno() != EAGAIN)
             return s_zerr(em, "zmq_send");
-        if (deadline >= 0 && s_now_ms() >= deadline)
+        if (deadline >= 0 && (int64_t)pv_mono_ms() >= deadline)
             return timeout_ms == 0
                        ? PV_ERR_AGAIN
                        : pv_errf(em, PV_ERR_TIMEOUT, "no room within %d ms", timeout_ms);
         if (self->type == PV_SOCK_ROUTER) {
             /* a ROUTER's POLLOUT means some peer has room, maybe not this one: nap */
-            struct timespec nap = {0, 1000000};
-            nanosleep(&nap, NULL);
+            pv_sleep_ms(1);
             continue;
         }
         pv_err_t err = s_wait(self, ZMQ_POLLOUT, deadline, timeout_ms, em);
