@@ -15,6 +15,7 @@
 #include <cmocka.h>
 #include <zmq.h>
 
+#include "tests/support/pv_test.h"
 #include "broker/broker_io.h"
 #include "common/net/curve_keys.h"
 #include "common/wire/wire.h"
@@ -41,8 +42,7 @@ static int s_keys(const char *args)
 static int s_setup(void **state)
 {
     fx_t *fx = calloc(1, sizeof *fx);
-    snprintf(fx->tmp, sizeof fx->tmp, "/tmp/pv-bcurve-XXXXXX");
-    assert_non_null(mkdtemp(fx->tmp));
+    assert_int_equal(pv_test_tmpdir(fx->tmp, sizeof fx->tmp, "bcurve"), 0);
     snprintf(fx->dir, sizeof fx->dir, "%s/keys", fx->tmp);
     snprintf(fx->arg, sizeof fx->arg, "broker.curve_dir=%s", fx->dir);
     char args[256];
@@ -58,9 +58,7 @@ static int s_setup(void **state)
 static int s_teardown(void **state)
 {
     fx_t *fx = *state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->tmp);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(pv_test_rmdir(fx->tmp), 0);
     free(fx);
     return 0;
 }

@@ -38,6 +38,21 @@ static inline void pv_test_bin(const char *name, char *buf, size_t cap)
     snprintf(buf, cap, "%s/bin/%s", b && *b ? b : "build", name);
 }
 
+/* A fresh temporary directory /tmp/pv_test_<tag>_XXXXXX into dir[0..cap); 0 on success. */
+static inline int pv_test_tmpdir(char *dir, size_t cap, const char *tag)
+{
+    snprintf(dir, cap, "/tmp/pv_test_%s_XXXXXX", tag);
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+/* Remove a test directory with everything in it (rm -rf); 0 on success. */
+static inline int pv_test_rmdir(const char *dir)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd);
+}
+
 /* Record this MPI rank's verdict for tests/support/mpirun-verdict: writes "ok" or "fail"
  * to $PV_VERDICT_DIR/rank-<rank> (nothing when the variable is unset). */
 static inline void pv_test_mpi_verdict(int rank, int failed)

@@ -24,8 +24,7 @@ typedef struct fx {
 static int s_setup(void **state)
 {
     fx_t *fx = calloc(1, sizeof *fx);
-    snprintf(fx->tmp, sizeof fx->tmp, "/tmp/pv-keys-XXXXXX");
-    assert_non_null(mkdtemp(fx->tmp));
+    assert_int_equal(pv_test_tmpdir(fx->tmp, sizeof fx->tmp, "keys"), 0);
     snprintf(fx->dir, sizeof fx->dir, "%s/etc/keys", fx->tmp); /* parents made as needed */
     pv_test_bin("prover-keys", fx->bin, sizeof fx->bin);
     *state = fx;
@@ -35,9 +34,7 @@ static int s_setup(void **state)
 static int s_teardown(void **state)
 {
     fx_t *fx = *state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->tmp);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(pv_test_rmdir(fx->tmp), 0);
     free(fx);
     return 0;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/support/pv_test.h"
 #include "common/env/env.h"
 #include "common/rng.h"
 
@@ -205,18 +206,15 @@ void *__wrap_realloc(void *p, size_t n)
 }
 #endif
 
-/* A fresh temporary directory into dir[0..cap) / remove it with its files. */
+/* A fresh temporary directory into dir[0..cap) / remove it with its files (asserting). */
 static inline void et_tmpdir(char *dir, size_t cap, const char *tag)
 {
-    snprintf(dir, cap, "/tmp/pv_test_%s_XXXXXX", tag);
-    assert_non_null(mkdtemp(dir));
+    assert_int_equal(pv_test_tmpdir(dir, cap, tag), 0);
 }
 
 static inline void et_rmdir(const char *dir)
 {
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(pv_test_rmdir(dir), 0);
 }
 
 /* Write `text` into dir/name (for malformed-file tests). */

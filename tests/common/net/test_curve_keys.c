@@ -16,6 +16,7 @@
 #include <cmocka.h>
 #include <zmq.h>
 
+#include "tests/support/pv_test.h"
 #include "common/net/curve_keys.h"
 
 typedef struct fx {
@@ -25,8 +26,7 @@ typedef struct fx {
 static int s_setup(void **state)
 {
     fx_t *fx = calloc(1, sizeof *fx);
-    snprintf(fx->dir, sizeof fx->dir, "/tmp/pv-curve-XXXXXX");
-    assert_non_null(mkdtemp(fx->dir));
+    assert_int_equal(pv_test_tmpdir(fx->dir, sizeof fx->dir, "curve"), 0);
     *state = fx;
     return 0;
 }
@@ -34,9 +34,7 @@ static int s_setup(void **state)
 static int s_teardown(void **state)
 {
     fx_t *fx = *state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(pv_test_rmdir(fx->dir), 0);
     free(fx);
     return 0;
 }
