@@ -33,8 +33,7 @@ static pv_err_t s_service_to_wire(const pv_service_stats_t *s, pv_arena_t *arena
         uint64_t n = k < PV_REJECT__COUNT ? s->rejected[k] : s->dropped[k - PV_REJECT__COUNT];
         *(k < PV_REJECT__COUNT ? &rejected : &dropped) += n;
         s_reason_name(k, name, sizeof name);
-        reasons[k] = (pv_wire_error_count_t){.name = pv_arena_strndup(arena, name, strlen(name)),
-                                             .count = n};
+        reasons[k] = (pv_wire_error_count_t){.name = pv_arena_strdup(arena, name), .count = n};
         if (!reasons[k].name)
             return PV_ERR_NOMEM;
     }

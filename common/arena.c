@@ -119,6 +119,11 @@ char *pv_arena_strndup(pv_arena_t *self, const char *s, size_t len)
     return p;
 }
 
+char *pv_arena_strdup(pv_arena_t *self, const char *s)
+{
+    return pv_arena_strndup(self, s, strlen(s));
+}
+
 void pv_arena_reset(pv_arena_t *self)
 {
     for (s_block_t *b = self->blocks; b; b = b->next)

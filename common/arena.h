@@ -33,6 +33,9 @@ void *pv_arena_calloc(pv_arena_t *self, size_t n, size_t size);
 /* Copy `len` bytes of `s` plus a terminating NUL into the arena. */
 char *pv_arena_strndup(pv_arena_t *self, const char *s, size_t len);
 
+/* Copy the NUL-terminated `s` into the arena (pv_arena_strndup with strlen(s)). */
+char *pv_arena_strdup(pv_arena_t *self, const char *s);
+
 /* Release all allocations; blocks are kept for reuse. */
 void pv_arena_reset(pv_arena_t *self);
 

@@ -26,8 +26,8 @@ static pv_err_t s_expert_episode(pv_local_t *L, const pv_task_t *task, pv_traj_t
         return pv_errf(em, rc, "demos: reset of task %llu: %s", (unsigned long long)task->task_id,
                        pv_strerror(rc));
     const char *tt = pv_env_task_text(L->env);
-    tr->task_text = pv_arena_strndup(a, tt, strlen(tt));
-    tr->texts[0] = pv_arena_strndup(a, r.obs, strlen(r.obs));
+    tr->task_text = pv_arena_strdup(a, tt);
+    tr->texts[0] = pv_arena_strdup(a, r.obs);
     while (!r.done && tr->n_steps < limit) {
         char act[256];
         const char *const *adm;
@@ -45,7 +45,7 @@ static pv_err_t s_expert_episode(pv_local_t *L, const pv_task_t *task, pv_traj_t
         if (!cands)
             return pv_errf(em, PV_ERR_NOMEM, "demos: arena full");
         for (size_t i = 0; i < n; i++)
-            if (!(cands[i] = pv_arena_strndup(a, adm[i], strlen(adm[i]))))
+            if (!(cands[i] = pv_arena_strdup(a, adm[i])))
                 return pv_errf(em, PV_ERR_NOMEM, "demos: arena full");
         size_t s = tr->n_steps;
         tr->steps[s] = (pv_step_rec_t){.cands = cands, .n_cands = n, .token = (uint32_t)k};
@@ -53,7 +53,7 @@ static pv_err_t s_expert_episode(pv_local_t *L, const pv_task_t *task, pv_traj_t
             return pv_errf(em, rc, "demos: step: %s", pv_strerror(rc));
         cost->env_steps++;
         tr->texts[2 * s + 1] = cands[k];
-        tr->texts[2 * s + 2] = pv_arena_strndup(a, r.obs, strlen(r.obs));
+        tr->texts[2 * s + 2] = pv_arena_strdup(a, r.obs);
         if (!tr->texts[2 * s + 2])
             return pv_errf(em, PV_ERR_NOMEM, "demos: arena full");
         tr->n_steps++;

@@ -3,11 +3,6 @@
 
 #include <string.h>
 
-static char *s_dup(pv_arena_t *a, const char *s)
-{
-    return pv_arena_strndup(a, s, strlen(s));
-}
-
 /* Save the environment's state into the arena as state t of `tr`. */
 static pv_err_t s_save(pv_env_t *env, size_t state_max, pv_arena_t *arena, pv_traj_t *tr, size_t t,
                        pv_errmsg_t *em)
@@ -46,7 +41,7 @@ static pv_err_t s_play(pv_env_t *env, const pv_policy_t *p, pv_policy_work_t *wo
         if (!cands)
             return pv_errf(em, PV_ERR_NOMEM, "rollout: arena full");
         for (size_t i = 0; i < n; i++)
-            if (!(cands[i] = s_dup(arena, adm[i])))
+            if (!(cands[i] = pv_arena_strdup(arena, adm[i])))
                 return pv_errf(em, PV_ERR_NOMEM, "rollout: arena full");
         size_t s = tr->n_steps;
         pv_policy_ctx_t ctx = {tr->task_text, tr->texts, 2 * s + 1};
@@ -69,7 +64,7 @@ static pv_err_t s_play(pv_env_t *env, const pv_policy_t *p, pv_policy_work_t *wo
         cost->env_steps++;
         tr->reward += r.reward;
         tr->texts[2 * s + 1] = cands[st.choice];
-        if (!(tr->texts[2 * s + 2] = s_dup(arena, r.obs)))
+        if (!(tr->texts[2 * s + 2] = pv_arena_strdup(arena, r.obs)))
             return pv_errf(em, PV_ERR_NOMEM, "rollout: arena full");
         tr->n_steps++;
         tr->state_keys[tr->n_steps] = s_key(env, task_keys);
@@ -119,8 +114,8 @@ pv_err_t pv_rollout_episode(const pv_env_model_t *model, pv_env_t *env, const pv
         return pv_errf(em, rc, "rollout: reset of task %llu: %s", (unsigned long long)task->task_id,
                        pv_strerror(rc));
     if (rc == PV_OK) {
-        out->task_text = s_dup(arena, pv_env_task_text(env));
-        out->texts[0] = s_dup(arena, r.obs);
+        out->task_text = pv_arena_strdup(arena, pv_env_task_text(env));
+        out->texts[0] = pv_arena_strdup(arena, r.obs);
         out->state_keys[0] = s_key(env, opts->task_keys);
         if (!out->task_text || !out->texts[0])
             rc = pv_errf(em, PV_ERR_NOMEM, "rollout: arena full");

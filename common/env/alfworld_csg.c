@@ -81,7 +81,7 @@ pv_err_t pv_alf_csg_query(const pv_alf_pctx_t *tw, const char *src, size_t len,
             if (!ph || (colon && !ty))
                 return PV_ERR_NOMEM;
             if (!ty) { /* Placeholder(name): type = name without trailing apostrophes */
-                ty = pv_alf_strdup(tw->arena, ph);
+                ty = pv_arena_strdup(tw->arena, ph);
                 if (!ty)
                     return PV_ERR_NOMEM;
                 for (size_t k = strlen(ty); k && ty[k - 1] == '\''; k--)

@@ -194,7 +194,7 @@ static pv_err_t s_commands(pv_alf_gr_t *gr)
         while (h[hh] && strcmp(str[h[hh] - 1].s, buf) != 0)
             hh = (hh + 1) & (hcap - 1);
         if (!h[hh]) {
-            str[n_str].s = pv_alf_strdup(gr->arena, buf);
+            str[n_str].s = pv_arena_strdup(gr->arena, buf);
             if (!str[n_str].s) {
                 rc = PV_ERR_NOMEM;
                 goto out;

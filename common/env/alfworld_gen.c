@@ -286,7 +286,7 @@ static char *s_fmt(pv_arena_t *a, const char *fmt, const char *s, int n)
 {
     char buf[96];
     snprintf(buf, sizeof buf, fmt, s, n);
-    return pv_alf_strdup(a, buf);
+    return pv_arena_strdup(a, buf);
 }
 
 static const char *s_type_name(int t)
@@ -525,7 +525,7 @@ pv_err_t pv_alf_generate(pv_arena_t *arena, const pv_alf_domain_t *dom, const pv
     const char *tmpl = pv_alf_vocab_templates[t.type][pv_rng_bounded(&rng, 2)];
     s_sentence(tmpl, pv_alf_vocab_obj[t.obj], t.dest >= 0 ? pv_alf_vocab_rec[t.dest].name : "",
                t.type == 2 ? s_lamps[t.lamp] : "", sentence, sizeof sentence);
-    *task = pv_alf_strdup(arena, sentence);
+    *task = pv_arena_strdup(arena, sentence);
     *out = p;
     return *task ? PV_OK : PV_ERR_NOMEM;
 }

@@ -468,9 +468,6 @@ static inline uint64_t pv_alf_hash(const void *data, size_t n, uint64_t h)
 }
 #define PV_ALF_HASH_SEED 14695981039346656037ull
 
-/* Duplicate a string into the arena (NULL on exhaustion). */
-char *pv_alf_strdup(pv_arena_t *a, const char *s);
-
 /* Room for element n of an arena-backed array of `sz`-byte elements: when n == *cap the
  * array moves to one of twice the capacity (at least 8). False on exhaustion. */
 bool pv_alf_arena_grow(pv_arena_t *a, void **v, uint32_t n, uint32_t *cap, size_t sz);

@@ -16,12 +16,6 @@ typedef struct s_lex {
     pv_errmsg_t *em;
 } s_lex_t;
 
-char *pv_alf_strdup(pv_arena_t *a, const char *s)
-{
-    size_t n = strlen(s);
-    return pv_arena_strndup(a, s, n);
-}
-
 /* Skip white space and comments. */
 static void s_skip(s_lex_t *lx)
 {

@@ -175,7 +175,7 @@ static pv_err_t s_merge_json(s_tw_t *tw, const char *text, size_t len, bool drop
                 tw->vals = nv;
                 tw->cap = cap;
             }
-            tw->names[tw->n] = pv_alf_strdup(tw->arena, key);
+            tw->names[tw->n] = pv_arena_strdup(tw->arena, key);
             if (!tw->names[tw->n])
                 return PV_ERR_NOMEM;
             tw->n++;

@@ -22,6 +22,10 @@ static void test_alignment_and_contents(void **state)
     }
     char *s = pv_arena_strndup(a, "hello world", 5);
     assert_string_equal(s, "hello");
+    const char *src = "copied whole";
+    char *d = pv_arena_strdup(a, src);
+    assert_string_equal(d, src);
+    assert_ptr_not_equal(d, src);
     int *z = pv_arena_calloc(a, 10, sizeof(int));
     for (int i = 0; i < 10; i++)
         assert_int_equal(z[i], 0);
