@@ -188,10 +188,21 @@ static void s_event(agent_t *a, char ev, zmq_msg_t *parts, int n)
         zmq_msg_send(&parts[i], a->c->agent_pipe, i + 1 < n ? ZMQ_SNDMORE : 0);
 }
 
-/* Completion of pending job `i`: 'R' [job_id][flags][error][reply or empty]. */
-static void s_complete(agent_t *a, pending_t *p, uint8_t flags, const char *error, zmq_msg_t *reply)
+/* A view frame (bclient_int.h) for `frame`, whose decoded payload is `payload`. */
+static void s_view(zmq_msg_t *out, pv_bc_view_t v, zmq_msg_t *frame, pv_wire_bin_t payload)
 {
-    zmq_msg_t parts[4];
+    if (frame && payload.len)
+        v.off = (uint64_t)(payload.ptr - (const uint8_t *)zmq_msg_data(frame));
+    v.len = payload.len;
+    zmq_msg_init_size(out, sizeof v);
+    memcpy(zmq_msg_data(out), &v, sizeof v);
+}
+
+/* Completion of pending job `i`: 'R' [job_id][flags][error][view][reply or empty]. */
+static void s_complete(agent_t *a, pending_t *p, uint8_t flags, const char *error, zmq_msg_t *reply,
+                       pv_wire_bin_t payload)
+{
+    zmq_msg_t parts[5];
     zmq_msg_init_size(&parts[0], sizeof p->job_id);
     memcpy(zmq_msg_data(&parts[0]), &p->job_id, sizeof p->job_id);
     zmq_msg_init_size(&parts[1], 1);
@@ -200,10 +211,11 @@ static void s_complete(agent_t *a, pending_t *p, uint8_t flags, const char *erro
     zmq_msg_init_size(&parts[2], elen);
     if (elen)
         memcpy(zmq_msg_data(&parts[2]), error, elen);
-    zmq_msg_init(&parts[3]);
+    s_view(&parts[3], (pv_bc_view_t){.job_id = p->job_id}, reply, payload);
+    zmq_msg_init(&parts[4]);
     if (reply)
-        zmq_msg_move(&parts[3], reply);
-    s_event(a, 'R', parts, 4);
+        zmq_msg_move(&parts[4], reply);
+    s_event(a, 'R', parts, 5);
     if (p->state == P_SENT)
         a->n_sent--;
     zmq_msg_close(&p->msg);
@@ -243,7 +255,7 @@ static void s_submit_ack(agent_t *a, const pv_wire_submit_ack_t *s, int64_t now)
         if (a->allowance <= 0)
             a->paused_until = now + a->pause_ms;
         if (strcmp(reason, "done") == 0)
-            s_complete(a, p, PV_BC_DONE_OK | PV_BC_DONE_DUP, "", NULL);
+            s_complete(a, p, PV_BC_DONE_OK | PV_BC_DONE_DUP, "", NULL, (pv_wire_bin_t){0});
     } else if (s_retryable(reason)) {
         p->state = P_UNSENT;
         a->allowance = 0;
@@ -251,7 +263,7 @@ static void s_submit_ack(agent_t *a, const pv_wire_submit_ack_t *s, int64_t now)
         if (a->pause_ms * 2 <= a->c->heartbeat_ms)
             a->pause_ms *= 2;
     } else {
-        s_complete(a, p, 0, reason, NULL);
+        s_complete(a, p, 0, reason, NULL, (pv_wire_bin_t){0});
     }
 }
 
@@ -276,7 +288,15 @@ static void s_from_broker(agent_t *a, zmq_msg_t *frame, int64_t now)
     int kind = a->c->kind;
     if (m.type == PV_MSG_LEASE && kind == PV_BC_WORKER) {
         a->in_flight++;
-        s_event(a, 'L', frame, 1);
+        zmq_msg_t parts[2];
+        s_view(&parts[0],
+               (pv_bc_view_t){.job_id = m.lease.job_id,
+                              .attempt = m.lease.attempt,
+                              .lease_ms = m.lease.lease_ms},
+               frame, m.lease.payload);
+        zmq_msg_init(&parts[1]);
+        zmq_msg_move(&parts[1], frame);
+        s_event(a, 'L', parts, 2);
     } else if (m.type == PV_MSG_SUBMIT_ACK && kind == PV_BC_PRODUCER) {
         s_submit_ack(a, &m.submit_ack, now);
     } else if (m.type == PV_MSG_REPLY && kind == PV_BC_PRODUCER) {
@@ -285,13 +305,20 @@ static void s_from_broker(agent_t *a, zmq_msg_t *frame, int64_t now)
             s_complete(a, p, m.reply.ok ? PV_BC_DONE_OK : 0,
                        m.reply.ok ? ""
                                   : (m.reply.error && *m.reply.error ? m.reply.error : "failed"),
-                       frame);
+                       frame, m.reply.payload);
         if (a->allowance <= 0) /* a job left the broker: room for one more */
             a->allowance = 1;
     } else if (m.type == PV_MSG_WEIGHTS && kind == PV_BC_SUBSCRIBER) {
         if (m.weights.policy_version > a->have_version) {
             a->have_version = m.weights.policy_version;
-            s_event(a, 'V', frame, 1);
+            zmq_msg_t parts[2];
+            s_view(
+                &parts[0],
+                (pv_bc_view_t){.version = m.weights.policy_version, .n_params = m.weights.n_params},
+                frame, m.weights.data);
+            zmq_msg_init(&parts[1]);
+            zmq_msg_move(&parts[1], frame);
+            s_event(a, 'V', parts, 2);
         }
         s_weights_request(a);
     }
@@ -305,7 +332,7 @@ static void s_add_pending(agent_t *a, uint64_t job_id, zmq_msg_t *env, int64_t n
         pending_t dup = {.job_id = job_id};
         zmq_msg_init(&dup.msg);
         a->n_pend++;
-        s_complete(a, &dup, 0, "duplicate_pending", NULL);
+        s_complete(a, &dup, 0, "duplicate_pending", NULL, (pv_wire_bin_t){0});
         zmq_msg_close(env);
         return;
     }
@@ -316,7 +343,7 @@ static void s_add_pending(agent_t *a, uint64_t job_id, zmq_msg_t *env, int64_t n
             pending_t fail = {.job_id = job_id};
             zmq_msg_init(&fail.msg);
             a->n_pend++;
-            s_complete(a, &fail, 0, "no_memory", NULL);
+            s_complete(a, &fail, 0, "no_memory", NULL, (pv_wire_bin_t){0});
             zmq_msg_close(env);
             return;
         }

@@ -5,12 +5,14 @@
  *   caller -> agent  'S' [job_id u64][SUBMIT envelope]   submit (producer)
  *                    'A' [ACK envelope]                  ack (worker)
  *                    'W' [WEIGHTS envelope]              publish (publisher)
- *                    'C' [capacity u32]                  new capacity (worker)
  *                    'Q'                                 quit
- *   agent -> caller  'L' [LEASE envelope]                a lease (worker)
- *                    'R' [job_id u64][flags u8][error text][REPLY envelope or empty]
+ *   agent -> caller  'L' [view][LEASE envelope]          a lease (worker)
+ *                    'R' [job_id u64][flags u8][error text][view][REPLY envelope or empty]
  *                                                        a completion (producer)
- *                    'V' [WEIGHTS envelope]              newer weights (subscriber)
+ *                    'V' [view][WEIGHTS envelope]        newer weights (subscriber)
+ * The agent decodes (and checks) every message from the broker once; the view frame
+ * (pv_bc_view_t) carries what the caller needs, with the payload as an offset into the
+ * envelope frame that follows, so the caller never decodes the same bytes again.
  * Integers travel in host byte order (same process).
  */
 #ifndef PV_BCLIENT_INT_H
@@ -18,6 +20,8 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
 #include <zmq.h>
 
 #include "common/net/broker_client.h"
@@ -34,6 +38,25 @@ enum pv_bclient_kind {
 #define PV_BC_DONE_DUP 2u
 
 #define PV_BC_MAX_PARTS 5
+
+/* What the agent read from a LEASE, REPLY or WEIGHTS envelope; `off`/`len` locate the
+ * payload (lease and reply payload, weights data) inside the envelope frame. */
+typedef struct pv_bc_view {
+    uint64_t job_id;
+    uint64_t version;  /* weights: policy version */
+    uint64_t n_params; /* weights */
+    uint64_t off, len;
+    uint32_t attempt, lease_ms; /* lease */
+} pv_bc_view_t;
+
+/* Read a view frame (its size checked); false when it is not one. */
+static inline bool pv_bc_view_get(zmq_msg_t *frame, pv_bc_view_t *out)
+{
+    if (zmq_msg_size(frame) != sizeof *out)
+        return false;
+    memcpy(out, zmq_msg_data(frame), sizeof *out);
+    return true;
+}
 
 struct pv_bclient {
     int kind;

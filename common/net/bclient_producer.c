@@ -6,7 +6,7 @@
 #include "common/wire/wire.h"
 
 typedef struct done {
-    zmq_msg_t part[4]; /* job_id, flags, error, REPLY envelope */
+    zmq_msg_t part[5]; /* job_id, flags, error, view, REPLY envelope */
 } done_t;
 
 struct pv_producer {
@@ -17,8 +17,6 @@ struct pv_producer {
     done_t cur; /* the completion last returned (its payload is in use) */
     bool has_cur;
     char error[4097];
-    pv_wire_dec_t *dec;
-    pv_arena_t *arena;
     pv_wire_buf_t buf;
 };
 
@@ -34,8 +32,7 @@ pv_err_t pv_producer_new(const pv_bclient_opts_t *opts, uint32_t window, pv_prod
     p->window = window;
     pv_wire_buf_init(&p->buf, 0);
     pv_err_t rc = PV_ERR_NOMEM;
-    if (!(p->ring = calloc(window, sizeof *p->ring)) || pv_wire_dec_new(NULL, &p->dec) != PV_OK ||
-        pv_arena_new(0, 1u << 20, &p->arena) != PV_OK)
+    if (!(p->ring = calloc(window, sizeof *p->ring)))
         goto fail;
     if ((rc = pv_bclient_start(PV_BC_PRODUCER, opts, NULL, 0, window, &p->c, em)) != PV_OK)
         goto fail;
@@ -48,7 +45,7 @@ fail:
 
 static void s_close(done_t *d)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         zmq_msg_close(&d->part[i]);
 }
 
@@ -63,8 +60,6 @@ void pv_producer_destroy(pv_producer_t **self)
     if (p->has_cur)
         s_close(&p->cur);
     free(p->ring);
-    pv_wire_dec_destroy(&p->dec);
-    pv_arena_destroy(&p->arena);
     pv_wire_buf_free(&p->buf);
     free(p);
     *self = NULL;
@@ -73,7 +68,7 @@ void pv_producer_destroy(pv_producer_t **self)
 /* Wait for one completion event into *d. */
 static pv_err_t s_wait_done(pv_producer_t *p, int timeout_ms, done_t *d)
 {
-    return pv_bclient_wait(p->c, timeout_ms, 'R', 4, d->part);
+    return pv_bclient_wait(p->c, timeout_ms, 'R', 5, d->part);
 }
 
 pv_err_t pv_producer_submit(pv_producer_t *self, const char *service, uint64_t job_id,
@@ -136,15 +131,11 @@ pv_err_t pv_producer_recv(pv_producer_t *self, int timeout_ms, pv_completion_t *
     memcpy(self->error, zmq_msg_data(&d->part[2]), elen);
     self->error[elen] = '\0';
     out->error = self->error;
-    if (zmq_msg_size(&d->part[3]) > 0) {
-        pv_wire_msg_t m;
-        pv_arena_reset(self->arena);
-        if (pv_wire_decode(self->dec, zmq_msg_data(&d->part[3]), zmq_msg_size(&d->part[3]),
-                           self->arena, &m, NULL) == PV_OK &&
-            m.type == PV_MSG_REPLY) {
-            out->payload = m.reply.payload.ptr;
-            out->len = m.reply.payload.len;
-        }
+    pv_bc_view_t v;
+    if (zmq_msg_size(&d->part[4]) > 0 && pv_bc_view_get(&d->part[3], &v) && v.len &&
+        v.off + v.len <= zmq_msg_size(&d->part[4])) { /* the agent decoded the REPLY */
+        out->payload = (const uint8_t *)zmq_msg_data(&d->part[4]) + v.off;
+        out->len = v.len;
     }
     return PV_OK;
 }

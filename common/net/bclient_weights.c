@@ -20,8 +20,6 @@ struct pv_weights_sub {
     uint64_t version; /* last returned */
     float *params;    /* (cap) aligned copy of the last version */
     uint64_t cap;
-    pv_wire_dec_t *dec;
-    pv_arena_t *arena;
 };
 
 pv_err_t pv_weights_pub_new(const pv_bclient_opts_t *opts, pv_weights_pub_t **out, pv_errmsg_t *em)
@@ -94,16 +92,13 @@ pv_err_t pv_weights_sub_new(const pv_bclient_opts_t *opts, pv_weights_sub_t **ou
     pv_weights_sub_t *s = calloc(1, sizeof *s);
     if (!s)
         return PV_ERR_NOMEM;
-    pv_err_t rc = PV_ERR_NOMEM;
-    if (pv_wire_dec_new(NULL, &s->dec) != PV_OK || pv_arena_new(0, 1u << 20, &s->arena) != PV_OK)
-        goto fail;
-    if ((rc = pv_bclient_start(PV_BC_SUBSCRIBER, opts, NULL, 0, 0, &s->c, em)) != PV_OK)
-        goto fail;
+    pv_err_t rc = pv_bclient_start(PV_BC_SUBSCRIBER, opts, NULL, 0, 0, &s->c, em);
+    if (rc != PV_OK) {
+        pv_weights_sub_destroy(&s);
+        return rc;
+    }
     *out = s;
     return PV_OK;
-fail:
-    pv_weights_sub_destroy(&s);
-    return rc;
 }
 
 void pv_weights_sub_destroy(pv_weights_sub_t **self)
@@ -113,8 +108,6 @@ void pv_weights_sub_destroy(pv_weights_sub_t **self)
     pv_weights_sub_t *s = *self;
     pv_bclient_stop(&s->c);
     free(s->params);
-    pv_wire_dec_destroy(&s->dec);
-    pv_arena_destroy(&s->arena);
     free(s);
     *self = NULL;
 }
@@ -122,47 +115,52 @@ void pv_weights_sub_destroy(pv_weights_sub_t **self)
 /* Keep the newest of the weights messages waiting (the first waited for). */
 pv_err_t pv_weights_sub_poll(pv_weights_sub_t *self, int timeout_ms, pv_weights_t *out)
 {
-    zmq_msg_t newest;
-    zmq_msg_init(&newest);
+    zmq_msg_t newest[2]; /* view, WEIGHTS envelope (decoded and checked by the agent) */
+    zmq_msg_init(&newest[0]);
+    zmq_msg_init(&newest[1]);
     bool have = false;
     int wait = timeout_ms;
+    pv_err_t rc = PV_OK;
     for (;;) {
-        zmq_msg_t part;
-        pv_err_t rc = pv_bclient_wait(self->c, wait, 'V', 1, &part);
-        if (rc == PV_ERR_TIMEOUT && have)
+        zmq_msg_t part[2];
+        rc = pv_bclient_wait(self->c, wait, 'V', 2, part);
+        if (rc == PV_ERR_TIMEOUT && have) {
+            rc = PV_OK;
             break;
-        if (rc != PV_OK) {
-            zmq_msg_close(&newest);
-            return rc;
         }
-        zmq_msg_close(&newest);
-        zmq_msg_init(&newest);
-        zmq_msg_move(&newest, &part);
-        zmq_msg_close(&part);
+        if (rc != PV_OK)
+            break;
+        for (int k = 0; k < 2; k++) {
+            zmq_msg_close(&newest[k]);
+            zmq_msg_init(&newest[k]);
+            zmq_msg_move(&newest[k], &part[k]);
+            zmq_msg_close(&part[k]);
+        }
         have = true;
         wait = 0; /* drain what else is already here */
     }
-    pv_wire_msg_t m;
-    pv_arena_reset(self->arena);
-    pv_err_t rc = pv_wire_decode(self->dec, zmq_msg_data(&newest), zmq_msg_size(&newest),
-                                 self->arena, &m, NULL);
-    if (rc == PV_OK && (m.type != PV_MSG_WEIGHTS || m.weights.policy_version <= self->version))
+    pv_bc_view_t v;
+    if (rc == PV_OK && (!pv_bc_view_get(&newest[0], &v) || v.len != v.n_params * sizeof(float) ||
+                        v.off + v.len > zmq_msg_size(&newest[1])))
+        rc = PV_ERR_INTERNAL;
+    if (rc == PV_OK && v.version <= self->version)
         rc = PV_ERR_TIMEOUT;
-    if (rc == PV_OK && m.weights.n_params > self->cap) {
-        float *p = realloc(self->params, m.weights.n_params * sizeof *p);
+    if (rc == PV_OK && v.n_params > self->cap) {
+        float *p = realloc(self->params, v.n_params * sizeof *p);
         if (!p)
             rc = PV_ERR_NOMEM;
         else {
             self->params = p;
-            self->cap = m.weights.n_params;
+            self->cap = v.n_params;
         }
     }
     if (rc == PV_OK) { /* copied out: bin bytes inside a message are not float-aligned */
-        memcpy(self->params, m.weights.data.ptr, m.weights.n_params * sizeof(float));
-        self->version = m.weights.policy_version;
-        *out = (pv_weights_t){
-            .version = self->version, .n_params = m.weights.n_params, .data = self->params};
+        memcpy(self->params, (const uint8_t *)zmq_msg_data(&newest[1]) + v.off, v.len);
+        self->version = v.version;
+        *out =
+            (pv_weights_t){.version = self->version, .n_params = v.n_params, .data = self->params};
     }
-    zmq_msg_close(&newest);
+    zmq_msg_close(&newest[0]);
+    zmq_msg_close(&newest[1]);
     return rc;
 }

@@ -15,8 +15,6 @@ struct pv_worker {
     pv_bclient_t *c;
     held_t *held; /* (cap_held) leases handed to the caller, not yet acked */
     uint32_t cap_held;
-    pv_wire_dec_t *dec;
-    pv_arena_t *arena;
     pv_wire_buf_t buf;
 };
 
@@ -30,16 +28,13 @@ pv_err_t pv_worker_new(const pv_bclient_opts_t *opts, const char *service, uint3
     if (!w)
         return PV_ERR_NOMEM;
     pv_wire_buf_init(&w->buf, 0);
-    pv_err_t rc = PV_ERR_NOMEM;
-    if (pv_wire_dec_new(NULL, &w->dec) != PV_OK || pv_arena_new(0, 1u << 20, &w->arena) != PV_OK)
-        goto fail;
-    if ((rc = pv_bclient_start(PV_BC_WORKER, opts, service, capacity, 0, &w->c, em)) != PV_OK)
-        goto fail;
+    pv_err_t rc = pv_bclient_start(PV_BC_WORKER, opts, service, capacity, 0, &w->c, em);
+    if (rc != PV_OK) {
+        pv_worker_destroy(&w);
+        return rc;
+    }
     *out = w;
     return PV_OK;
-fail:
-    pv_worker_destroy(&w);
-    return rc;
 }
 
 void pv_worker_destroy(pv_worker_t **self)
@@ -52,8 +47,6 @@ void pv_worker_destroy(pv_worker_t **self)
         if (w->held[i].used)
             zmq_msg_close(&w->held[i].msg);
     free(w->held);
-    pv_wire_dec_destroy(&w->dec);
-    pv_arena_destroy(&w->arena);
     pv_wire_buf_free(&w->buf);
     free(w);
     *self = NULL;
@@ -80,30 +73,27 @@ pv_err_t pv_worker_recv(pv_worker_t *self, int timeout_ms, pv_lease_t *out)
     held_t *h = s_slot(self);
     if (!h)
         return PV_ERR_NOMEM;
-    zmq_msg_t part;
-    pv_err_t rc = pv_bclient_wait(self->c, timeout_ms, 'L', 1, &part);
+    zmq_msg_t part[2]; /* view, LEASE envelope (decoded by the agent) */
+    pv_err_t rc = pv_bclient_wait(self->c, timeout_ms, 'L', 2, part);
     if (rc != PV_OK)
         return rc;
-    pv_wire_msg_t m;
-    pv_arena_reset(self->arena);
-    rc = pv_wire_decode(self->dec, zmq_msg_data(&part), zmq_msg_size(&part), self->arena, &m,
-                        NULL); /* the agent decoded it already: only memory can fail */
-    if (rc == PV_OK && m.type != PV_MSG_LEASE)
-        rc = PV_ERR_UNKNOWN_TYPE;
-    if (rc != PV_OK) {
-        zmq_msg_close(&part);
-        return rc;
+    pv_bc_view_t v;
+    if (!pv_bc_view_get(&part[0], &v) || v.off + v.len > zmq_msg_size(&part[1])) {
+        zmq_msg_close(&part[0]);
+        zmq_msg_close(&part[1]);
+        return PV_ERR_INTERNAL;
     }
+    zmq_msg_close(&part[0]);
     h->used = true;
-    h->job_id = m.lease.job_id;
+    h->job_id = v.job_id;
     zmq_msg_init(&h->msg);
-    zmq_msg_move(&h->msg, &part);
-    zmq_msg_close(&part);
-    *out = (pv_lease_t){.job_id = m.lease.job_id,
-                        .attempt = m.lease.attempt,
-                        .lease_ms = m.lease.lease_ms,
-                        .payload = m.lease.payload.ptr,
-                        .len = m.lease.payload.len};
+    zmq_msg_move(&h->msg, &part[1]);
+    zmq_msg_close(&part[1]);
+    *out = (pv_lease_t){.job_id = v.job_id,
+                        .attempt = v.attempt,
+                        .lease_ms = v.lease_ms,
+                        .payload = (const uint8_t *)zmq_msg_data(&h->msg) + v.off,
+                        .len = v.len};
     return PV_OK;
 }
 
