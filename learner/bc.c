@@ -46,3 +46,20 @@ pv_err_t pv_bc_step(pv_trainer_t *t, const pv_traj_t *demos, size_t n, double *l
         *accuracy = (double)hits / (double)N;
     return PV_OK;
 }
+
+pv_err_t pv_bc_train(pv_trainer_t *t, const pv_traj_t *demos, size_t n, unsigned epochs,
+                     size_t batch, double *loss, double *accuracy, pv_errmsg_t *em)
+{
+    if (batch == 0)
+        return pv_errf(em, PV_ERR_INVAL, "behaviour cloning: batch of 0 trajectories");
+    for (unsigned ep = 0; ep < epochs; ep++) {
+        for (size_t i = 0; i < n; i += batch) {
+            bool last = ep + 1 == epochs && i + batch >= n;
+            pv_err_t err = pv_bc_step(t, demos + i, n - i < batch ? n - i : batch, loss,
+                                      last ? accuracy : NULL, em);
+            if (err != PV_OK)
+                return err;
+        }
+    }
+    return PV_OK;
+}

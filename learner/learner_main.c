@@ -195,11 +195,9 @@ static pv_err_t s_resume_or_init(s_learner_t *s, pv_errmsg_t *em)
         if ((err = pv_local_demos(&s->L, 1000000, n, &demos, &cost, em)))
             return err;
         double loss = 0, acc = 0;
-        for (int64_t ep = 0; ep < c->learner.bc_epochs; ep++)
-            for (size_t i = 0; i < n; i += bs)
-                if ((err = pv_bc_step(&s->trainer, demos + i, n - i < bs ? n - i : bs, &loss, &acc,
-                                      em)))
-                    return err;
+        if ((err = pv_bc_train(&s->trainer, demos, n, (unsigned)c->learner.bc_epochs, bs, &loss,
+                               &acc, em)))
+            return err;
         PV_LOG_INFO("behaviour cloning on %zu expert episodes (%llu env steps): nll %.3f, step "
                     "accuracy %.2f",
                     n, (unsigned long long)cost.env_steps, loss, acc);

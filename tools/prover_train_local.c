@@ -177,13 +177,9 @@ static int s_bc(s_world_t *w, const s_opts_t *o, uint64_t *env_steps)
         return s_fail("demos", rc, &em);
     *env_steps += c.env_steps;
     double loss = 0, acc = 0;
-    for (unsigned ep = 0; ep < o->bc_epochs; ep++)
-        for (unsigned s = 0; s < o->demos; s += o->bc_batch) {
-            unsigned n = o->demos - s < o->bc_batch ? o->demos - s : o->bc_batch;
-            if ((rc = pv_bc_step(&w->trainer, demos + s, n, &loss,
-                                 ep + 1 == o->bc_epochs ? &acc : NULL, &em)) != PV_OK)
-                return s_fail("bc", rc, &em);
-        }
+    if ((rc = pv_bc_train(&w->trainer, demos, o->demos, o->bc_epochs, o->bc_batch, &loss, &acc,
+                          &em)) != PV_OK)
+        return s_fail("bc", rc, &em);
     printf("bc       %u demos (%llu env steps), %u epochs: last nll %.3f, step accuracy %.3f "
            "(%.1f s)\n",
            o->demos, (unsigned long long)c.env_steps, o->bc_epochs, loss, acc, pv_mono_s() - t0);

@@ -126,14 +126,12 @@ static void test_bc_then_prover_iteration(void **state)
                      PV_OK);
     pv_traj_t *demos;
     assert_int_equal(pv_local_demos(&w->L, 100, 120, &demos, &c, NULL), PV_OK);
-    double loss0 = 0, loss = 0;
-    for (int ep = 0; ep < 15; ep++)
-        for (int s = 0; s < 120; s += 30) {
-            assert_int_equal(pv_bc_step(&w->t, demos + s, 30, &loss, NULL, NULL), PV_OK);
-            if (ep == 0 && s == 0)
-                loss0 = loss;
-        }
+    double loss0 = 0, loss = 0, acc = -1;
+    assert_int_equal(pv_bc_step(&w->t, demos, 30, &loss0, NULL, NULL), PV_OK);
+    assert_int_equal(pv_bc_train(&w->t, demos, 120, 15, 30, &loss, &acc, NULL), PV_OK);
     assert_true(loss < 0.5 * loss0);
+    assert_true(acc > 0.5 && acc <= 1.0); /* the last batch's share of expert choices */
+    assert_int_equal(pv_bc_train(&w->t, demos, 120, 1, 0, &loss, NULL, NULL), PV_ERR_INVAL);
     assert_int_equal(pv_local_eval(&w->L, PV_SPLIT_TEST, 0, 40, true, &ro, &after, &c, NULL),
                      PV_OK);
     print_message("held-out greedy success: untrained %.2f, after BC %.2f\n", before, after);
