@@ -22,6 +22,7 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/rng.h"
 #include "common/net/broker_client.h"
 #include "common/role.h"
 #include "common/role_build.h"
@@ -128,7 +129,8 @@ static pv_err_t s_setup(void *self, pv_errmsg_t *em)
     fclose(f);
     if ((err = pv_intake_new((size_t)c->learner.batch_groups, &s->intake)))
         return err;
-    s->run.eval_first = s->run.eval_last = s->run.train_first = s->run.train_last = -1;
+    s->run.eval_first = s->run.eval_last = (pv_eval_result_t){-1, -1};
+    s->run.train_first = s->run.train_last = -1;
     return PV_OK;
 }
 
@@ -227,18 +229,28 @@ static pv_err_t s_reference(s_learner_t *s, pv_errmsg_t *em)
 static pv_err_t s_eval(s_learner_t *s, pv_errmsg_t *em)
 {
     const pv_config_t *c = &s->rc.cfg;
-    double success = 0;
+    pv_eval_result_t r = {0};
     pv_cost_t cost = {0};
     pv_rollout_opts_t ro = {.max_steps = (uint32_t)c->env.max_steps};
+    /* greedy (argmax), then sampled at temperature 1; every evaluation samples with the same
+     * random stream, so before and after are compared on common random numbers */
+    pv_rng_t rng;
+    pv_rng_seed(&rng, (uint64_t)c->run.seed, 0x6576616cu /* "eval" */);
     pv_err_t err = pv_local_eval(&s->L, PV_SPLIT_TEST, 0, (size_t)c->learner.eval_tasks, true, &ro,
-                                 &success, &cost, em);
+                                 &r.greedy, &cost, em);
+    if (err == PV_OK) {
+        s->L.rng = &rng;
+        err = pv_local_eval(&s->L, PV_SPLIT_TEST, 0, (size_t)c->learner.eval_tasks, false, &ro,
+                            &r.sampled, &cost, em);
+        s->L.rng = NULL;
+    }
     if (err != PV_OK)
         return err;
-    if (s->run.eval_first < 0)
-        s->run.eval_first = success;
-    s->run.eval_last = success;
+    if (s->run.eval_first.greedy < 0)
+        s->run.eval_first = r;
+    s->run.eval_last = r;
     s->run.wall_s = (double)(pv_mono_ms() - s->t0_ms) / 1000.0;
-    return pv_report_eval(s->metrics, s->step, pv_policy_version(s->policy), success,
+    return pv_report_eval(s->metrics, s->step, pv_policy_version(s->policy), &r,
                           (uint64_t)c->learner.eval_tasks, &s->run);
 }
 

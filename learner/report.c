@@ -86,15 +86,16 @@ pv_err_t pv_report_iteration(pv_metrics_t *m, uint64_t iteration, uint64_t itera
     return err;
 }
 
-pv_err_t pv_report_eval(pv_metrics_t *m, uint64_t iteration, uint64_t version, double success,
-                        uint64_t n_tasks, const pv_run_totals_t *run)
+pv_err_t pv_report_eval(pv_metrics_t *m, uint64_t iteration, uint64_t version,
+                        const pv_eval_result_t *r, uint64_t n_tasks, const pv_run_totals_t *run)
 {
     json_t *o = json_object();
     json_object_set_new(o, "kind", json_string("eval"));
     json_object_set_new(o, "iteration", json_integer((json_int_t)iteration));
     json_object_set_new(o, "policy_version", json_integer((json_int_t)version));
     pv_metrics_set_real(o, "wall_s", run->wall_s);
-    pv_metrics_set_real(o, "success_rate", success);
+    pv_metrics_set_real(o, "success_rate", r->greedy);
+    pv_metrics_set_real(o, "success_rate_sampled", r->sampled);
     json_object_set_new(o, "eval_tasks", json_integer((json_int_t)n_tasks));
     json_object_set_new(o, "total_env_steps",
                         json_integer((json_int_t)(run->rollout_env_steps + run->verify_env_steps)));
@@ -103,8 +104,9 @@ pv_err_t pv_report_eval(pv_metrics_t *m, uint64_t iteration, uint64_t version, d
     json_object_set_new(o, "cum_verify_env_steps", json_integer((json_int_t)run->verify_env_steps));
     pv_err_t err = pv_metrics_write(m, o);
     json_decref(o);
-    PV_LOG_INFO("eval at iteration %llu: greedy success %.3f on %llu held-out tasks (v%llu)",
-                (unsigned long long)iteration, success, (unsigned long long)n_tasks,
+    PV_LOG_INFO("eval at iteration %llu: held-out success greedy %.3f, sampled %.3f on %llu "
+                "tasks (v%llu)",
+                (unsigned long long)iteration, r->greedy, r->sampled, (unsigned long long)n_tasks,
                 (unsigned long long)version);
     return err;
 }
@@ -122,8 +124,12 @@ pv_err_t pv_report_summary(const char *dir, const char *cfg_env, const char *est
     json_object_set_new(o, "adv_estimator", json_string(estimator));
     json_object_set_new(o, "judge", json_string(judge));
     json_object_set_new(o, "iterations", json_integer((json_int_t)run->iterations));
-    pv_metrics_set_real(o, "eval_success_before", run->eval_first >= 0 ? run->eval_first : NAN);
-    pv_metrics_set_real(o, "eval_success_after", run->eval_last >= 0 ? run->eval_last : NAN);
+    bool evaluated = run->eval_first.greedy >= 0;
+    pv_metrics_set_real(o, "eval_success_before", evaluated ? run->eval_first.greedy : NAN);
+    pv_metrics_set_real(o, "eval_success_after", evaluated ? run->eval_last.greedy : NAN);
+    pv_metrics_set_real(o, "eval_sampled_success_before",
+                        evaluated ? run->eval_first.sampled : NAN);
+    pv_metrics_set_real(o, "eval_sampled_success_after", evaluated ? run->eval_last.sampled : NAN);
     pv_metrics_set_real(o, "train_success_first", run->train_first >= 0 ? run->train_first : NAN);
     pv_metrics_set_real(o, "train_success_last", run->train_last >= 0 ? run->train_last : NAN);
     json_object_set_new(o, "rollout_env_steps", json_integer((json_int_t)run->rollout_env_steps));
@@ -148,9 +154,12 @@ pv_err_t pv_report_summary(const char *dir, const char *cfg_env, const char *est
     if (!out)
         return PV_ERR_NOMEM;
     fprintf(out, "\n== prover run summary (%s, %s, judge %s) ==\n", cfg_env, estimator, judge);
-    if (run->eval_first >= 0)
-        fprintf(out, "held-out success (greedy): %.3f before -> %.3f after %llu iterations\n",
-                run->eval_first, run->eval_last, (unsigned long long)run->iterations);
+    if (evaluated)
+        fprintf(out,
+                "held-out success: greedy %.3f before -> %.3f after %llu iterations; sampled "
+                "%.3f -> %.3f\n",
+                run->eval_first.greedy, run->eval_last.greedy, (unsigned long long)run->iterations,
+                run->eval_first.sampled, run->eval_last.sampled);
     if (run->train_first >= 0)
         fprintf(out,
                 "training success (sampled, mean of 10 iterations): %.3f at the start -> %.3f at "

@@ -13,7 +13,8 @@
  *     batch by the oracle, prover.measure_precision; null when none was labelled),
  *     precision_samples;
  *   kind "eval": iteration, policy_version, wall_s, success_rate (greedy, held-out tasks),
- *     eval_tasks, total_env_steps, cum_rollout_env_steps, cum_verify_env_steps.
+ *     success_rate_sampled (the same tasks, actions sampled at temperature 1), eval_tasks,
+ * total_env_steps, cum_rollout_env_steps, cum_verify_env_steps.
  */
 #ifndef PV_LEARNER_REPORT_H
 #define PV_LEARNER_REPORT_H
@@ -24,12 +25,18 @@
 #include "learner/intake.h"
 #include "learner/update.h"
 
+/* One held-out evaluation: success rates in [0, 1] over learner.eval_tasks test tasks. */
+typedef struct pv_eval_result {
+    double greedy;  /* argmax action at every step */
+    double sampled; /* actions sampled from the policy (temperature 1), as in training */
+} pv_eval_result_t;
+
 /* Cumulative counters of a run. */
 typedef struct pv_run_totals {
     uint64_t rollout_env_steps; /* accepted and dropped groups */
     uint64_t verify_env_steps;
     double wall_s;
-    double eval_first, eval_last;   /* greedy held-out success; < 0 until measured */
+    pv_eval_result_t eval_first, eval_last; /* held-out success; greedy < 0 until measured */
     double train_first, train_last; /* mean training success of the first / last 10 iterations */
     uint64_t iterations;
 } pv_run_totals_t;
@@ -40,9 +47,10 @@ pv_err_t pv_report_iteration(pv_metrics_t *m, uint64_t iteration, uint64_t itera
                              const pv_intake_stats_t *totals, const pv_update_stats_t *up,
                              const pv_run_totals_t *run);
 
-/* Write the "eval" line and log it. */
-pv_err_t pv_report_eval(pv_metrics_t *m, uint64_t iteration, uint64_t version, double success,
-                        uint64_t n_tasks, const pv_run_totals_t *run);
+/* Write the "eval" line (success_rate = r->greedy, success_rate_sampled = r->sampled) and
+ * log it. Errors: the metrics writer's. */
+pv_err_t pv_report_eval(pv_metrics_t *m, uint64_t iteration, uint64_t version,
+                        const pv_eval_result_t *r, uint64_t n_tasks, const pv_run_totals_t *run);
 
 /* Write dir/summary.json (the run's totals, among them judge_precision and
  * precision_samples over the whole run) and the human summary dir/summary.txt; *text

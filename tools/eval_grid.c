@@ -192,7 +192,7 @@ static void s_compute(pv_eg_env_t *e, double target)
         }
     for (size_t c = 0; c < e->n_configs; c++) {
         pv_eg_config_t *cf = &e->configs[c];
-        double v[9][PV_EG_MAX_SEEDS];
+        double v[10][PV_EG_MAX_SEEDS];
         for (size_t r = 0; r < cf->n_ok; r++) {
             const pv_ev_run_t *run = &cf->runs[r];
             v[0][r] = isfinite(run->final_success) ? run->final_success
@@ -205,6 +205,7 @@ static void s_compute(pv_eg_env_t *e, double target)
             v[6][r] = run->rollout_steps + run->verify_steps;
             v[7][r] = run->wall_s;
             v[8][r] = pv_ev_tail_reward(run->train, run->n_train, PV_EG_TAIL);
+            v[9][r] = run->final_sampled;
         }
         cf->final_success = s_stat(v[0], cf->n_ok);
         cf->at_updates = s_stat(v[1], cf->n_ok);
@@ -215,6 +216,7 @@ static void s_compute(pv_eg_env_t *e, double target)
         cf->env_steps = s_stat(v[6], cf->n_ok);
         cf->wall_s = s_stat(v[7], cf->n_ok);
         cf->train_reward = s_stat(v[8], cf->n_ok);
+        cf->final_sampled = s_stat(v[9], cf->n_ok);
     }
 }
 

@@ -9,6 +9,9 @@
  * GRID_DIR/ENV/overrides.txt and GRID_DIR/ENV/CONFIG/overrides.txt describe the settings.
  * Per environment and configuration, over seeds (mean +- sample std):
  *   final success          greedy held-out success at the end (summary eval_success_after)
+ *   final success (sampled) the same held-out tasks with actions sampled from the policy
+ *                          (eval_sampled_success_after): steadier across seeds than greedy,
+ *                          which one argmax loop can sink
  *   success at N updates   the evaluation curve at the last learner update every run of the
  *                          environment reached (equal updates: is the credit better?)
  *   success at S steps     the curve at S = the fewest environment steps (rollouts +

@@ -7,7 +7,8 @@ Each scenario launches a whole prover job with cluster/launch (broker, learner, 
 verifiers, actors in one MPMD mpirun job) on easy generated ALFWorld games with a private
 broker port and output folder, watches it through prover-stats, and checks what a user
 would: the summary, the metrics lines and the broker's counters.
-  learn    success on held-out games rises well above the untrained policy's
+  learn    success on held-out games (sampled and greedy) rises well above the untrained
+           policy's
   faults   kill -9 of one actor and one verifier mid-run: the run completes, the broker
            re-queues the dead verifier's lease, no job is dropped, no group counted twice
   resume   a run resumed from a checkpoint continues at the next iteration and version
@@ -138,9 +139,18 @@ def scenario_learn(tmp):
           "expected train lines 1..80")
     check(len(evals) == 2, "expected an evaluation before and after")
     before, after = s["eval_success_before"], s["eval_success_after"]
-    print("held-out success %.3f -> %.3f, %d segments verified, %d+%d env steps" % (
-        before, after, s["segments_verified"], s["rollout_env_steps"], s["verify_env_steps"]))
-    check(after >= before + 0.25, "held-out success %.3f -> %.3f: no clear learning" % (before, after))
+    sbefore, safter = s["eval_sampled_success_before"], s["eval_sampled_success_after"]
+    print("held-out success greedy %.3f -> %.3f, sampled %.3f -> %.3f; training %.3f -> %.3f; "
+          "%d segments verified, %d+%d env steps" % (
+              before, after, sbefore, safter, s["train_success_first"], s["train_success_last"],
+              s["segments_verified"], s["rollout_env_steps"], s["verify_env_steps"]))
+    # the sampled success is the learning signal: over 17 runs of this scenario it ended at
+    # 0.73-0.86 from 0.05. The greedy one must rise too, but a greedy bag-of-words policy is
+    # brittle (one argmax loop fails a whole game): it ended anywhere in 0.25-0.89.
+    check(safter >= sbefore + 0.4, "held-out success (sampled) %.3f -> %.3f: no clear learning" % (
+        sbefore, safter))
+    check(after >= before + 0.1, "held-out success (greedy) %.3f -> %.3f: no learning" % (
+        before, after))
     check(s["segments_verified"] > 0 and s["verify_env_steps"] > 0, "nothing was verified")
     check(s["malformed"] == 0 and s["groups"] == 8 * 80, "groups or malformed counts off")
     check(max(x["policy_lag_max"] for x in train) <= 2, "policy lag above learner.max_policy_lag")
