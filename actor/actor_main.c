@@ -8,8 +8,8 @@
  * (actor index + 1) << 40 | sequence (judge/job_ids.h). A producer window of actor.window
  * keeps the actor at most that many groups ahead of the judge and learner, which bounds the
  * policy lag; a broker that holds the producer back delays the actor, it loses nothing.
- * actor.temperature: 1 samples from the policy, 0 takes the argmax (the policy interface
- * has no temperature knob yet: other values are refused as a configuration error).
+ * actor.temperature T > 0 samples from softmax(scores / T) (the learner and the verifiers
+ * use the same T: common/role.h pv_role_policy_spec), 0 takes the argmax.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,12 +111,6 @@ static pv_err_t s_setup(void *self, pv_errmsg_t *em)
 {
     actor_t *A = self;
     const pv_config_t *cfg = &A->rc.cfg;
-    double temp = cfg->actor.temperature;
-    if (temp != 0.0 && temp != 1.0)
-        return pv_errf(em, PV_ERR_CONFIG,
-                       "actor.temperature = %g: only 1 (sample from the policy) and 0 (greedy) "
-                       "are supported",
-                       temp);
     if (A->rc.world.index > (int)PV_ACTOR_MAX_INDEX)
         return pv_errf(em, PV_ERR_CONFIG, "cluster.actors: at most %u actors",
                        PV_ACTOR_MAX_INDEX + 1);
@@ -140,7 +134,7 @@ static pv_err_t s_setup(void *self, pv_errmsg_t *em)
                               .env = A->k.env,
                               .policy = A->k.policy,
                               .work = A->k.work,
-                              .rng = temp == 0.0 ? NULL : &A->rng,
+                              .rng = cfg->actor.temperature == 0.0 ? NULL : &A->rng,
                               .arena = A->arena,
                               .save_states = strcmp(cfg->algorithm.adv_estimator, "prover") == 0,
                               .task_keys = strcmp(cfg->prover.contrast_key, "task") == 0,

@@ -92,6 +92,9 @@ void pv_broker_core_destroy(pv_broker_core_t **self);
 int pv_broker_service_index(const pv_broker_core_t *self, const char *name);
 const char *pv_broker_service_name(const pv_broker_core_t *self, uint32_t i);
 
+/* Live workers (registered and heartbeating) of service i (i < n_services); 0 otherwise. */
+uint32_t pv_broker_service_live_workers(const pv_broker_core_t *self, uint32_t i);
+
 /* ---- events ------------------------------------------------------------------------- */
 
 typedef struct pv_broker_register {

@@ -38,6 +38,13 @@ struct pv_broker_io {
     pv_routing_id_t *gone; /* (cap_gone) peers a send failed to, handled after the batch */
     size_t n_gone, cap_gone;
     char endpoint[256];
+    struct {                    /* pv_broker_io_watch_service */
+        int service;            /* -1: no watch */
+        int64_t timeout_us;     /* without a live worker */
+        int64_t empty_since_us; /* 0: had a worker at the last look (or never had one) */
+        bool seen;              /* it has had a live worker */
+        volatile sig_atomic_t *lost;
+    } watch_svc;
 };
 
 static void s_release(void *ctx, void *hold)
@@ -394,6 +401,7 @@ pv_err_t pv_broker_io_new(const pv_config_t *cfg, pv_broker_io_t **out, pv_errms
     pv_broker_io_t *self = calloc(1, sizeof *self);
     if (!self)
         return PV_ERR_NOMEM;
+    self->watch_svc.service = -1;
     char names_buf[PV_CONFIG_STR_MAX];
     const char *names[PV_BROKER_MAX_SERVICES];
     pv_broker_config_t bc;
@@ -466,6 +474,46 @@ uint16_t pv_broker_io_metrics_port(const pv_broker_io_t *self)
 void *pv_broker_io_zmq_socket(pv_broker_io_t *self)
 {
     return self->router;
+}
+
+pv_err_t pv_broker_io_watch_service(pv_broker_io_t *self, const char *service, int64_t timeout_ms,
+                                    volatile sig_atomic_t *lost, pv_errmsg_t *em)
+{
+    if (timeout_ms <= 0 || !lost)
+        return pv_errf(em, PV_ERR_INVAL, "watch of service %s: bad timeout or flag", service);
+    int i = pv_broker_service_index(self->core, service);
+    if (i < 0)
+        return pv_errf(em, PV_ERR_CONFIG, "watch of service %s: not in broker.services", service);
+    self->watch_svc.service = i;
+    self->watch_svc.timeout_us = timeout_ms * 1000;
+    self->watch_svc.empty_since_us = 0;
+    self->watch_svc.seen = false;
+    self->watch_svc.lost = lost;
+    return PV_OK;
+}
+
+/* True when the watched service has been without a live worker for its timeout. */
+static bool s_watched_lost(pv_broker_io_t *self, int64_t now_us)
+{
+    if (self->watch_svc.service < 0)
+        return false;
+    uint32_t live = pv_broker_service_live_workers(self->core, (uint32_t)self->watch_svc.service);
+    if (live > 0) {
+        self->watch_svc.seen = true;
+        self->watch_svc.empty_since_us = 0;
+        return false;
+    }
+    if (!self->watch_svc.seen)
+        return false;
+    if (self->watch_svc.empty_since_us == 0)
+        self->watch_svc.empty_since_us = now_us;
+    if (now_us - self->watch_svc.empty_since_us < self->watch_svc.timeout_us)
+        return false;
+    PV_LOG_ERROR("service %s has had no live worker for %.0f s",
+                 pv_broker_service_name(self->core, (uint32_t)self->watch_svc.service),
+                 (double)(now_us - self->watch_svc.empty_since_us) / 1e6);
+    *self->watch_svc.lost = 1;
+    return true;
 }
 
 void pv_broker_io_reload_on(pv_broker_io_t *self, volatile sig_atomic_t *flag)
@@ -545,6 +593,8 @@ pv_err_t pv_broker_io_run(pv_broker_io_t *self, volatile sig_atomic_t *stop)
             pv_broker_tick(self->core, now);
             s_flush(self);
         }
+        if (s_watched_lost(self, now))
+            break;
     }
     pv_broker_on_shutdown(self->core, (int64_t)pv_mono_us());
     s_flush(self);

@@ -56,6 +56,16 @@ pv_err_t pv_broker_io_reload(pv_broker_io_t *self, pv_errmsg_t *em);
  * flag); prover-broker sets it from SIGHUP. NULL = never. */
 void pv_broker_io_reload_on(pv_broker_io_t *self, volatile sig_atomic_t *flag);
 
+/* Watch `service` (a configured name): once it has had a live worker, a stretch of
+ * timeout_ms with none sets *lost to 1 and ends pv_broker_io_run, after a log line naming
+ * the service. prover-broker under mpirun watches "learn" (broker.learner_timeout_s): a
+ * learner that crashed on another host cannot end the job, so the broker does. The timeout
+ * counts from the moment the broker declared the last worker dead (broker.liveness missed
+ * heartbeats, or at once when its connection closed). A service with no worker yet is not
+ * lost. Errors: PV_ERR_CONFIG (unknown service), PV_ERR_INVAL (timeout_ms 0 or lost NULL). */
+pv_err_t pv_broker_io_watch_service(pv_broker_io_t *self, const char *service, int64_t timeout_ms,
+                                    volatile sig_atomic_t *lost, pv_errmsg_t *em);
+
 /* Serve until *stop becomes non-zero (checked at least every 100 ms and after signals).
  * Errors: PV_ERR_NET when the socket fails for good. */
 pv_err_t pv_broker_io_run(pv_broker_io_t *self, volatile sig_atomic_t *stop);

@@ -99,12 +99,27 @@ int main(int argc, char **argv)
     PV_LOG_INFO("listening on %s, services %s, metrics port %u", pv_broker_io_endpoint(io),
                 cfg.broker.services, (unsigned)pv_broker_io_metrics_port(io));
     pv_broker_io_reload_on(io, &s_reload);
+    /* a learner that crashed (on any host) never sends the stop message, and mpirun's
+     * --enable-recovery keeps the other ranks waiting: the broker ends the job instead */
+    static volatile sig_atomic_t learner_lost;
+    if (world.mpi && world.learner_rank >= 0 && cfg.broker.learner_timeout_s > 0 &&
+        pv_broker_io_watch_service(io, "learn", cfg.broker.learner_timeout_s * 1000, &learner_lost,
+                                   &em) != PV_OK)
+        PV_LOG_WARN("no watch of the learner: %s", em.text);
     rc = pv_broker_io_run(io, &s_stop);
     pv_broker_io_destroy(&io);
     s_stop = 1;
     if (watching)
         pthread_join(watcher, NULL);
-    pv_world_finalize(&world, 5, rc == PV_OK ? 0 : 1);
+    if (learner_lost) {
+        PV_LOG_ERROR("the learner is gone without ending the run (broker.learner_timeout_s = "
+                     "%lld s): stopping every role of the job",
+                     (long long)cfg.broker.learner_timeout_s);
+        pv_world_stop_all(&world, PV_WORLD_STOP_LEARNER_LOST, 3000);
+    }
+    pv_world_finalize(&world, 5, rc == PV_OK && !learner_lost ? 0 : 1);
+    if (learner_lost)
+        return 1;
     if (rc != PV_OK) {
         fprintf(stderr, "prover-broker: %s\n", pv_strerror(rc));
         return 1;

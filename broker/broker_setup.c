@@ -111,6 +111,11 @@ const char *pv_broker_service_name(const pv_broker_core_t *self, uint32_t i)
     return i < self->cfg.n_services ? self->svc[i].name : "";
 }
 
+uint32_t pv_broker_service_live_workers(const pv_broker_core_t *self, uint32_t i)
+{
+    return i < self->cfg.n_services ? self->svc[i].n_workers : 0;
+}
+
 const pv_broker_action_t *pv_broker_actions(const pv_broker_core_t *self, size_t *n)
 {
     *n = self->n_acts;

@@ -59,7 +59,8 @@
 #define PV_CONFIG_actor(I, F, B, S, E)                                                             \
     I(actor, group_size, 8, 1, 64, "Trajectories per group (G) sampled for one task.")             \
     F(actor, temperature, 1.0, 0.0, 100.0,                                                         \
-      "Sampling temperature: 1 = sample from the policy, 0 = greedy (no other values yet).")       \
+      "Sampling temperature T: actors and verifiers sample from softmax(score / T) and the "       \
+      "learner's log-probs use the same T (verl's rollout.temperature); 0 = greedy actors.")       \
     I(actor, window, 2, 1, 1024,                                                                   \
       "Groups an actor may have submitted and not yet judged (bounds the policy lag).")
 
@@ -134,6 +135,9 @@
       "Client key in curve_dir: NAME reads NAME.key; empty = ROLE.key if present, else "           \
       "client.key.")                                                                               \
     S(broker, services, "judge,verify,learn", "Comma-separated services workers register for.")    \
+    I(broker, learner_timeout_s, 10, 0, 86400,                                                     \
+      "Under mpirun: the broker stops every role when the learner has been gone from the learn "   \
+      "service this long without ending the run (crashed, killed, host lost); 0 = never.")         \
     I(broker, max_attempts, 5, 0, 1000000,                                                         \
       "Leases per job before it is dropped with a failed reply; 0 = unlimited.")                   \
     I(broker, dedup_window, 65536, 0, 1073741824,                                                  \

@@ -82,6 +82,9 @@ void pv_role_policy_spec(const pv_config_t *cfg, pv_policy_spec_t *out)
         .hidden_dim = (uint32_t)cfg->policy.hidden_dim,
         .history_window = (uint32_t)cfg->policy.history,
         .seed = (uint64_t)cfg->run.seed,
+        /* every role's distribution at the actors' temperature, so the learner's log-probs
+         * are those of the behaviour policy (0 = greedy actors: the policy's own T = 1) */
+        .temperature = cfg->actor.temperature > 0 ? (float)cfg->actor.temperature : 1.0f,
     };
 }
 

@@ -44,7 +44,8 @@ pv_err_t pv_role_start(pv_role_ctx_t *rc, pv_role_t role, int argc, char **argv,
 /* True when the process should stop: a signal, or the learner's stop message. */
 bool pv_role_should_stop(pv_role_ctx_t *rc);
 
-/* The environment and policy specs a configuration describes (strings point into cfg). */
+/* The environment and policy specs a configuration describes (strings point into cfg). The
+ * policy's temperature is actor.temperature (1 when that is 0, greedy actors), for every role. */
 void pv_role_env_spec(const pv_config_t *cfg, pv_env_spec_t *out);
 void pv_role_policy_spec(const pv_config_t *cfg, pv_policy_spec_t *out);
 

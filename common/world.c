@@ -75,8 +75,8 @@ pv_err_t pv_world_init(pv_world_t *w, pv_role_t role, int *argc, char ***argv, p
         return s_mpi_fail(em, "MPI_Comm_split of the weights communicator", rc);
     if (w->weights != MPI_COMM_NULL)
         MPI_Comm_set_errhandler(w->weights, MPI_ERRORS_RETURN);
-    if (w->learner_rank >= 0 && role != PV_ROLE_LEARNER) {
-        rc = MPI_Irecv(&w->stop_buf, 1, MPI_INT, w->learner_rank, PV_WORLD_STOP_TAG, MPI_COMM_WORLD,
+    if (w->learner_rank >= 0) { /* from the learner, or from the broker when it is gone */
+        rc = MPI_Irecv(&w->stop_buf, 1, MPI_INT, MPI_ANY_SOURCE, PV_WORLD_STOP_TAG, MPI_COMM_WORLD,
                        &w->stop_req);
         if (rc != MPI_SUCCESS)
             return s_mpi_fail(em, "posting the stop receive", rc);
@@ -94,19 +94,31 @@ bool pv_world_stop_requested(pv_world_t *w)
     return w->stopped;
 }
 
-pv_err_t pv_world_stop_all(pv_world_t *w, int timeout_ms)
+pv_world_stop_t pv_world_stop_reason(const pv_world_t *w)
 {
-    if (w->role != PV_ROLE_LEARNER)
+    if (!w->stopped)
+        return PV_WORLD_STOP_NONE;
+    return w->stop_buf == PV_WORLD_STOP_LEARNER_LOST ? PV_WORLD_STOP_LEARNER_LOST
+                                                     : PV_WORLD_STOP_DONE;
+}
+
+pv_err_t pv_world_stop_all(pv_world_t *w, pv_world_stop_t reason, int timeout_ms)
+{
+    if (w->role != PV_ROLE_LEARNER && w->role != PV_ROLE_BROKER)
         return PV_ERR_STATE;
+    if (reason != PV_WORLD_STOP_DONE && reason != PV_WORLD_STOP_LEARNER_LOST)
+        return PV_ERR_INVAL;
     if (!w->mpi)
         return PV_OK;
-    static const int stop = 1;
+    /* static: sends to dead ranks stay pending after this returns */
+    static const int reasons[3] = {0, PV_WORLD_STOP_DONE, PV_WORLD_STOP_LEARNER_LOST};
+    const int *stop = &reasons[reason];
     MPI_Request *req = calloc((size_t)w->size, sizeof *req);
     if (!req)
         return PV_ERR_NOMEM;
     for (int r = 0; r < w->size; r++) {
         req[r] = MPI_REQUEST_NULL;
-        if (r != w->rank && MPI_Isend(&stop, 1, MPI_INT, r, PV_WORLD_STOP_TAG, MPI_COMM_WORLD,
+        if (r != w->rank && MPI_Isend(stop, 1, MPI_INT, r, PV_WORLD_STOP_TAG, MPI_COMM_WORLD,
                                       &req[r]) != MPI_SUCCESS) {
             free(req);
             return PV_ERR_MPI;
@@ -119,8 +131,13 @@ pv_err_t pv_world_stop_all(pv_world_t *w, int timeout_ms)
             break;
         pv_sleep_ms(1);
     }
-    /* sends to dead ranks stay pending; `stop` is static, so abandoning them is safe */
+    /* sends to dead ranks stay pending; `reasons` is static, so abandoning them is safe */
     free(req);
+    if (w->stop_req != MPI_REQUEST_NULL) { /* our own receive will not be needed */
+        MPI_Cancel(&w->stop_req);
+        MPI_Request_free(&w->stop_req);
+    }
+    w->stop_buf = (int)reason;
     w->stopped = true;
     return PV_OK;
 }

@@ -10,12 +10,14 @@
  *     this job (MPI_Comm_split), over which common/weight_sync.h sends policy versions. A
  *     job without a learner (an added verifier pool) has none: it takes weights from the
  *     broker relay instead;
- *   - a posted receive for the learner's stop message, so every role can ask
- *     pv_world_stop_requested() without blocking. Only point-to-point messages are used
- *     after start-up, so a killed actor or verifier never blocks the others (see
- *     weight_sync.h and mpi_util.h for why).
- * MPI is initialised with MPI_THREAD_SERIALIZED: a role may make its MPI calls from a
- * helper thread (the broker does), never from two threads at once.
+ *   - a posted receive for the stop message, so every role can ask
+ *     pv_world_stop_requested() without blocking. The learner sends it when the run is
+ *     done; the broker sends it when the learner is gone without ending the run (crashed
+ *     or killed: broker.learner_timeout_s), since mpirun's --enable-recovery would keep the
+ *     other ranks waiting and an MPI_Abort would not end them either. Only point-to-point messages
+ * are used after start-up, so a killed actor or verifier never blocks the others (see weight_sync.h
+ * and mpi_util.h for why). MPI is initialised with MPI_THREAD_SERIALIZED: a role may make its MPI
+ * calls from a helper thread (the broker does), never from two threads at once.
  */
 #ifndef PV_WORLD_H
 #define PV_WORLD_H
@@ -34,7 +36,14 @@ typedef enum pv_role {
 } pv_role_t;
 #define PV_ROLE_COUNT 6 /* ids run 1 .. 5 */
 
-#define PV_WORLD_STOP_TAG 7102 /* MPI tag of the learner's stop message */
+#define PV_WORLD_STOP_TAG 7102 /* MPI tag of the stop message */
+
+/* Why a job stops: the int the stop message carries. */
+typedef enum pv_world_stop {
+    PV_WORLD_STOP_NONE = 0,         /* not stopped */
+    PV_WORLD_STOP_DONE = 1,         /* the learner ended the run */
+    PV_WORLD_STOP_LEARNER_LOST = 2, /* the broker ended it: the learner is gone */
+} pv_world_stop_t;
 
 typedef struct pv_world {
     bool mpi;                 /* started by mpirun */
@@ -45,8 +54,8 @@ typedef struct pv_world {
     int learner_rank;         /* world rank of the learner; -1 when the job has none */
     MPI_Comm weights;         /* learner + actors + verifiers, or MPI_COMM_NULL */
     MPI_Request stop_req;     /* posted receive of the stop message */
-    int stop_buf;
-    bool stopped; /* the stop message arrived */
+    int stop_buf;             /* the reason it carries */
+    bool stopped;             /* the stop message arrived (or was sent from here) */
 } pv_world_t;
 
 /* Initialise MPI when started by mpirun and learn the job's layout (see above). Without
@@ -54,14 +63,20 @@ typedef struct pv_world {
  * (with detail in `em`), PV_ERR_INVAL (two learners in one job). */
 pv_err_t pv_world_init(pv_world_t *w, pv_role_t role, int *argc, char ***argv, pv_errmsg_t *em);
 
-/* True once the learner's stop message has arrived (non-blocking MPI_Test; always false
- * without MPI or without a learner in the job). */
+/* True once the stop message has arrived (non-blocking MPI_Test; always false without MPI
+ * or without a learner in the job). */
 bool pv_world_stop_requested(pv_world_t *w);
 
-/* The learner ends the job: send the stop message to every other world rank and wait up
- * to timeout_ms for the sends (a dead rank never takes it; that is not an error).
- * Errors: PV_ERR_STATE (not the learner), PV_ERR_MPI. */
-pv_err_t pv_world_stop_all(pv_world_t *w, int timeout_ms);
+/* Why the job stops: PV_WORLD_STOP_NONE until the stop message arrived (or this process
+ * sent it), then the reason it carried. */
+pv_world_stop_t pv_world_stop_reason(const pv_world_t *w);
+
+/* End the job: send the stop message carrying `reason` (DONE from the learner,
+ * LEARNER_LOST from the broker) to every other world rank and wait up to timeout_ms for the
+ * sends (a dead rank never takes it; that is not an error).
+ * Errors: PV_ERR_STATE (not the learner or the broker), PV_ERR_INVAL (reason NONE),
+ * PV_ERR_MPI. */
+pv_err_t pv_world_stop_all(pv_world_t *w, pv_world_stop_t reason, int timeout_ms);
 
 /* Finalize MPI (bounded by timeout_s, see
  * pv_mpi_finalize); no-op without MPI. `status` is the exit status used if finalize hangs. */

@@ -59,14 +59,17 @@ pv_err_t pv_vjob_run(const pv_vjob_ctx_t *ctx, const pv_wire_verify_job_t *job,
     pv_rollout_opts_t ro = {.max_steps = job->max_steps};
     pv_cost_t cost = {0};
     uint32_t wins = 0;
+    double rewards = 0.0;
     for (uint32_t i = 0; i < job->k; i++) {
         pv_arena_reset(ctx->arena);
         bool won = false;
+        double reward = 0.0;
         rc = pv_rollout_continue(ctx->model, ctx->env, &view, t, ctx->policy, ctx->work, &rng, &ro,
-                                 ctx->arena, &won, &cost, em);
+                                 ctx->arena, &won, &reward, &cost, em);
         if (rc != PV_OK)
             return rc;
         wins += won;
+        rewards += reward;
     }
     uint64_t ms = pv_mono_ms() - t0;
     *out = (pv_wire_verify_result_t){
@@ -76,7 +79,7 @@ pv_err_t pv_vjob_run(const pv_vjob_ctx_t *ctx, const pv_wire_verify_job_t *job,
         .side = job->side,
         .k = job->k,
         .successes = wins,
-        .reward_sum = (float)wins,
+        .reward_sum = (float)rewards,
         .env_steps = cost.env_steps,
         .policy_tokens = cost.decisions,
         .policy_version = pv_policy_version(ctx->policy),

@@ -48,11 +48,11 @@ typedef struct pv_vjob_ctx {
 
 /* Run `job`: check it is for this environment family, build the view, sample job->k
  * continuations with a pv_rng_t seeded from job->seed, and fill the VERIFY_RESULT (k,
- * successes, reward_sum = successes: a continuation reports its outcome as won or not,
- * env_steps, policy_tokens, the policy version used, verifier_id, wall_ms).
- * Errors: PV_ERR_INVAL (another environment family: detail in `em`), PV_ERR_DATA (a bad
- * job), the environment's (a state that does not load: PV_ERR_TRUNCATED, PV_ERR_VERSION,
- * PV_ERR_INVAL, PV_ERR_DATA) and the policy's. */
+ * successes, reward_sum = the continuations' rewards (pv_rollout_continue: WebShop's graded
+ * score, = successes in ALFWorld and SearchQA), env_steps, policy_tokens, the policy version used,
+ * verifier_id, wall_ms). Errors: PV_ERR_INVAL (another environment family: detail in `em`),
+ * PV_ERR_DATA (a bad job), the environment's (a state that does not load: PV_ERR_TRUNCATED,
+ * PV_ERR_VERSION, PV_ERR_INVAL, PV_ERR_DATA) and the policy's. */
 pv_err_t pv_vjob_run(const pv_vjob_ctx_t *ctx, const pv_wire_verify_job_t *job,
                      pv_wire_verify_result_t *out, pv_errmsg_t *em);
 

@@ -137,7 +137,8 @@ static pv_err_t s_setup(void *self, pv_errmsg_t *em)
 static void s_teardown(void *self)
 {
     s_learner_t *s = self;
-    pv_world_stop_all(&s->rc.world, 3000); /* everyone else ends with the learner */
+    pv_world_stop_all(&s->rc.world, PV_WORLD_STOP_DONE,
+                      3000); /* everyone else ends with the learner */
     pv_worker_destroy(&s->worker);
     pv_weights_out_destroy(&s->wout);
     pv_metrics_close(&s->metrics);

@@ -131,8 +131,10 @@ pv_err_t pv_rollout_episode(const pv_env_model_t *model, pv_env_t *env, const pv
 pv_err_t pv_rollout_continue(const pv_env_model_t *model, pv_env_t *env, const pv_traj_t *traj,
                              size_t t, const pv_policy_t *p, pv_policy_work_t *work, pv_rng_t *rng,
                              const pv_rollout_opts_t *opts, pv_arena_t *arena, bool *won,
-                             pv_cost_t *cost, pv_errmsg_t *em)
+                             double *reward, pv_cost_t *cost, pv_errmsg_t *em)
 {
+    if (reward)
+        *reward = 0.0;
     if (!traj->states)
         return pv_errf(em, PV_ERR_STATE, "continue: the trajectory has no saved states");
     if (t > traj->n_steps)
@@ -153,7 +155,13 @@ pv_err_t pv_rollout_continue(const pv_env_model_t *model, pv_env_t *env, const p
     *won = false;
     if (t == traj->n_steps) { /* the end of the episode: its outcome is known */
         *won = traj->won;
+        if (reward)
+            *reward = traj->reward;
         return PV_OK;
     }
-    return s_play(env, p, work, rng, limit, false, opts->task_keys, 0, arena, &c, won, cost, em);
+    c.reward = 0.0;
+    rc = s_play(env, p, work, rng, limit, false, opts->task_keys, 0, arena, &c, won, cost, em);
+    if (rc == PV_OK && reward)
+        *reward = c.reward;
+    return rc;
 }

@@ -46,11 +46,15 @@ pv_err_t pv_rollout_episode(const pv_env_model_t *model, pv_env_t *env, const pv
 /* Restore state t of `traj` (which must have saved states) and play on with the policy until
  * the episode ends or the trajectory's step budget (opts->max_steps counted from the start)
  * runs out; the policy sees the trajectory's history up to step t followed by the new steps.
- * *won receives the outcome. Texts go to `arena` (reset by the caller between batches).
- * Errors: PV_ERR_STATE (no saved states), PV_ERR_RANGE (t > n_steps), the environment's. */
+ * *won receives the outcome; *reward (NULL = not wanted) the rewards collected from step t
+ * on, which is the episode's outcome reward in our environments since they pay only at the
+ * end (WebShop's graded score on buying; 1 or 0 in ALFWorld and SearchQA); at t = n_steps
+ * both are the recorded trajectory's. Texts go to `arena` (reset by the caller between
+ * batches). Errors: PV_ERR_STATE (no saved states), PV_ERR_RANGE (t > n_steps), the
+ * environment's. */
 pv_err_t pv_rollout_continue(const pv_env_model_t *model, pv_env_t *env, const pv_traj_t *traj,
                              size_t t, const pv_policy_t *p, pv_policy_work_t *work, pv_rng_t *rng,
                              const pv_rollout_opts_t *opts, pv_arena_t *arena, bool *won,
-                             pv_cost_t *cost, pv_errmsg_t *em);
+                             double *reward, pv_cost_t *cost, pv_errmsg_t *em);
 
 #endif

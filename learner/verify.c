@@ -10,8 +10,8 @@ static pv_err_t s_rate(const pv_env_model_t *model, pv_env_t *env, const pv_traj
     unsigned wins = 0;
     for (unsigned k = 0; k < K; k++) {
         bool won;
-        pv_err_t rc =
-            pv_rollout_continue(model, env, traj, t, p, work, rng, opts, arena, &won, cost, em);
+        pv_err_t rc = pv_rollout_continue(model, env, traj, t, p, work, rng, opts, arena, &won,
+                                          NULL, cost, em);
         if (rc != PV_OK)
             return rc;
         wins += won;

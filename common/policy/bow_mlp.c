@@ -19,7 +19,7 @@
  *           how often this exact action was already taken in the WHOLE history (capped at
  *           3); verb x "equals the previous action"]
  *     x_j = [u_C, u_X, e_T * u_C, e_H * u_C]                                   (4D)
- *     z_j = W1 [c; x_j] + b1 (H),  s_j = w2 . relu(z_j)
+ *     z_j = W1 [c; x_j] + b1 (H),  s_j = w2 . relu(z_j) / T   (T = spec.temperature)
  *   p = softmax(s); entropy = -sum p log p.
  * Tensors: embed (n_buckets, D), w1 (H, 7D), b1 (H), w2 (H). The context half of W1 c + b1
  * is computed once per decision, so a candidate costs about 8 D H multiply-adds.
@@ -313,6 +313,7 @@ static void s_forward(const pv_policy_t *p, const pv_policy_ctx_t *ctx, const ch
     const float *E = p->params + p->table[S_EMBED].offset;
     const float *W1 = p->params + p->table[S_W1].offset;
     const float *w2 = p->params + p->table[S_W2].offset;
+    const float inv_t = 1.0f / p->spec.temperature;
     s_context(p, w, ctx);
     for (size_t j = 0; j < n; j++) {
         s_cand_features(p, w, ctx, cands[j], j);
@@ -324,7 +325,7 @@ static void s_forward(const pv_policy_t *p, const pv_policy_ctx_t *ctx, const ch
         pv_nn_mul_fwd(x + 3 * D, w->ctx + 2 * D, x, D);                /* e_H * u_C */
         pv_nn_linear_fwd(z, W1 + 3 * D, 7 * D, w->pre, x, H, 4 * D);
         pv_nn_relu_fwd(w->dh, z, H);
-        w->s[j] = pv_nn_dot(w2, w->dh, H);
+        w->s[j] = pv_nn_dot(w2, w->dh, H) * inv_t;
     }
     w->entropy = pv_nn_log_softmax_fwd(w->logp, w->s, n);
     w->n = n;
@@ -409,8 +410,9 @@ static pv_err_t s_backward(const pv_policy_t *p, void *w_, const float *dlogp, c
     memset(w->dctx, 0, 3 * D * sizeof(float));
     memset(w->dzsum, 0, H * sizeof(float));
     const float *eT = w->ctx, *eH = w->ctx + 2 * D;
+    const float inv_t = 1.0f / p->spec.temperature;
     for (size_t j = 0; j < n; j++) {
-        float dsj = w->ds[j];
+        float dsj = w->ds[j] * inv_t; /* s_j = (w2 . relu(z_j)) / T */
         if (dsj == 0.0f)
             continue;
         const float *z = w->z + j * H, *x = w->xc + j * 4 * D;

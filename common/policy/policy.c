@@ -1,6 +1,7 @@
 /* policy.c - dispatch of the policy interface to its kinds; see policy.h. */
 #include "common/policy/policy.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,13 @@ pv_err_t pv_policy_new(const pv_policy_spec_t *spec, pv_policy_t **out, pv_errms
     self->ops = ops;
     self->spec = *spec;
     self->spec.kind = ops->kind;
+    if (self->spec.temperature == 0.0f)
+        self->spec.temperature = 1.0f;
+    if (!(self->spec.temperature > 0.0f) || !isfinite(self->spec.temperature)) {
+        free(self);
+        return pv_errf(em, PV_ERR_INVAL, "policy temperature must be a finite number > 0, got %g",
+                       (double)spec->temperature);
+    }
     pv_err_t rc = ops->resolve(&self->spec, em);
     if (rc != PV_OK) {
         free(self);

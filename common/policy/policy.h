@@ -45,6 +45,11 @@ typedef struct pv_policy_spec {
     uint32_t history_window; /* history entries read before the current observation
                                 (default 8; see the kind's documentation) */
     uint32_t max_cands;      /* largest candidate list accepted (default 512) */
+    float temperature;       /* softmax temperature T > 0 (0 = default 1): every
+                                distribution is softmax(scores / T), for sampling, the
+                                log-probs and their gradients alike, as verl divides the
+                                logits by rollout.temperature in the rollout and in the
+                                actor's log-prob computation; argmax does not depend on T */
     uint64_t seed;           /* initialisation seed */
 } pv_policy_spec_t;
 

@@ -114,7 +114,7 @@
     X(T, U8, _, side, 1, REQ, NONE, "side of the verify job: 0 = s_t0, 1 = s_t1")                  \
     X(T, U32, _, k, 4096, REQ, NONE, "continuations actually run")                                 \
     X(T, U32, _, successes, 0, REQ, AT_MOST("k"), "continuations that ended in success")           \
-    X(T, F32, _, reward_sum, 0, REQ, NONE, "sum of the continuations' outcomes")                   \
+    X(T, F32, _, reward_sum, 0, REQ, NONE, "sum of the continuations' rewards")                    \
     X(T, U64, _, env_steps, 0, REQ, NONE, "environment steps spent (verification cost)")           \
     X(T, U64, _, policy_tokens, 0, REQ, NONE, "policy tokens spent (verification cost)")           \
     X(T, U64, _, policy_version, 0, REQ, NONE, "policy version used")                              \

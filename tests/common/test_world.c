@@ -53,11 +53,15 @@ static void test_stop_reaches_everyone(void **state)
     (void)state;
     if (s_w.role == PV_ROLE_LEARNER) {
         assert_false(pv_world_stop_requested(&s_w));
-        assert_int_equal(pv_world_stop_all(&s_w, 5000), PV_OK);
+        assert_int_equal(pv_world_stop_reason(&s_w), PV_WORLD_STOP_NONE);
+        assert_int_equal(pv_world_stop_all(&s_w, PV_WORLD_STOP_NONE, 10), PV_ERR_INVAL);
+        assert_int_equal(pv_world_stop_all(&s_w, PV_WORLD_STOP_DONE, 5000), PV_OK);
         assert_true(pv_world_stop_requested(&s_w));
+        assert_int_equal(pv_world_stop_reason(&s_w), PV_WORLD_STOP_DONE);
         return;
     }
-    assert_int_equal(pv_world_stop_all(&s_w, 10), PV_ERR_STATE);
+    if (s_w.role != PV_ROLE_BROKER)
+        assert_int_equal(pv_world_stop_all(&s_w, PV_WORLD_STOP_DONE, 10), PV_ERR_STATE);
     int waited = 0;
     while (!pv_world_stop_requested(&s_w) && waited < 10000) {
         struct timespec ts = {0, 1000000L};
@@ -65,6 +69,7 @@ static void test_stop_reaches_everyone(void **state)
         waited++;
     }
     assert_true(pv_world_stop_requested(&s_w));
+    assert_int_equal(pv_world_stop_reason(&s_w), PV_WORLD_STOP_DONE);
 }
 
 int main(int argc, char **argv)

@@ -85,8 +85,8 @@ static uint32_t s_reference(s_fix_t *f, uint64_t group_id, uint32_t seg, uint8_t
         bool won = false;
         pv_cost_t cost = {0};
         assert_int_equal(pv_rollout_continue(f->w.model, f->w.env, &f->w.trajs[traj], t,
-                                             f->w.policy, f->w.work, &rng, &ro, a, &won, &cost,
-                                             NULL),
+                                             f->w.policy, f->w.work, &rng, &ro, a, &won, NULL,
+                                             &cost, NULL),
                          PV_OK);
         wins += won;
     }

@@ -123,14 +123,17 @@ static void test_continuations_match_the_trajectory(void **state)
         pv_rollout_opts_t ro = {.max_steps = job.max_steps};
         pv_cost_t cost = {0};
         uint32_t wins = 0;
+        double rewards = 0;
         for (uint32_t i = 0; i < job.k; i++) {
             pv_arena_reset(f->ref_arena);
             bool won;
+            double reward;
             assert_int_equal(pv_rollout_continue(f->x.w.model, f->x.w.env, tr, g->jobs[j].t,
                                                  f->x.w.policy, f->x.w.work, &rng, &ro,
-                                                 f->ref_arena, &won, &cost, NULL),
+                                                 f->ref_arena, &won, &reward, &cost, NULL),
                              PV_OK);
             wins += won;
+            rewards += reward;
         }
         assert_int_equal(r.job_id, job.job_id);
         assert_int_equal(r.group_id, 42);
@@ -138,6 +141,8 @@ static void test_continuations_match_the_trajectory(void **state)
         assert_int_equal(r.side, job.side);
         assert_int_equal(r.k, 3);
         assert_int_equal(r.successes, wins);
+        assert_true(r.reward_sum == (float)rewards);
+        assert_true(r.reward_sum == (float)r.successes); /* ALFWorld pays 1 on success only */
         assert_int_equal(r.env_steps, cost.env_steps);
         assert_int_equal(r.policy_tokens, cost.decisions);
         assert_true(r.env_steps > 0);

@@ -99,19 +99,21 @@ static void test_continuation_replays(void **state)
     assert_int_equal(c.decisions, tr.n_steps);
     for (size_t t = 0; t <= tr.n_steps; t++) {
         bool won;
+        double reward = -1;
         pv_cost_t before = vc;
         pv_arena_reset(w->arena2);
         assert_int_equal(pv_rollout_continue(w->model, w->env, &tr, t, w->p, w->t.work, NULL, &ro,
-                                             w->arena2, &won, &vc, NULL),
+                                             w->arena2, &won, &reward, &vc, NULL),
                          PV_OK);
         assert_int_equal(won, tr.won);
+        assert_true(reward == tr.reward); /* greedy: the same ending, the same reward */
         assert_int_equal(vc.env_steps - before.env_steps, tr.n_steps - t);
     }
     pv_traj_t no_states = tr;
     no_states.states = NULL;
     bool won;
     assert_int_equal(pv_rollout_continue(w->model, w->env, &no_states, 0, w->p, w->t.work, NULL,
-                                         &ro, w->arena2, &won, &vc, NULL),
+                                         &ro, w->arena2, &won, NULL, &vc, NULL),
                      PV_ERR_STATE);
 }
 

@@ -14,8 +14,9 @@ would: the summary, the metrics lines and the broker's counters.
   resume   a run resumed from a checkpoint continues at the next iteration and version
   addpool  a verifier pool started later with its own mpirun (cluster/add-verifiers)
            receives the current weights from the broker relay and takes the jobs
-  crash    the learner dies without ending the run (kill -9): cluster/launch stops the
-           job, exits 1 and leaves no role process behind
+  crash    the learner dies without ending the run (kill -9): the broker notices its
+           absence from the "learn" service and stops every role (broker.learner_timeout_s),
+           cluster/launch exits 1 and no role process is left behind
 Exit status 0 = pass, 1 = fail (with the reason), 77 = skipped (no mpirun).
 """
 import glob
@@ -298,6 +299,11 @@ def scenario_crash(tmp):
         print("launch exit %d, %.1f s after the learner died" % (rc, time.time() - t0))
         check(rc == 1, "cluster/launch should fail when the learner dies, exit %d" % rc)
         check(time.time() - t0 < 25, "the job took more than 25 s to stop")
+        log = open(job.log.name).read()
+        check("the learner is gone without ending the run" in log,
+              "the broker did not say why it stopped the job")
+        check(log.count("the broker ended the job") >= 4,
+              "not every role (judge, verifier, 2 actors) logged the broker's stop")
     finally:
         job.kill()
     left = [p for exe in ("prover-actor", "prover-judge", "prover-verifier", "prover-broker")

@@ -38,7 +38,7 @@ static pv_policy_ctx_t s_ctx(void)
     return (pv_policy_ctx_t){"put a clean potato in fridge.", s_hist, 5};
 }
 
-static pv_policy_t *s_small(uint64_t seed)
+static pv_policy_t *s_small_t(uint64_t seed, float temperature)
 {
     pv_policy_spec_t sp = {.kind = "bow_mlp",
                            .n_buckets = 512,
@@ -46,10 +46,16 @@ static pv_policy_t *s_small(uint64_t seed)
                            .hidden_dim = 16,
                            .history_window = 4,
                            .max_cands = 16,
-                           .seed = seed};
+                           .seed = seed,
+                           .temperature = temperature};
     pv_policy_t *p = NULL;
     assert_int_equal(pv_policy_new(&sp, &p, NULL), PV_OK);
     return p;
+}
+
+static pv_policy_t *s_small(uint64_t seed)
+{
+    return s_small_t(seed, 0.0f);
 }
 
 static void test_table_and_init(void **state)
@@ -135,11 +141,11 @@ static void test_distribution(void **state)
 }
 
 /* L(θ) = g logp(token) + h entropy: backward vs central differences on a sample of
- * coordinates of every tensor (embedding rows the decision touches included). */
-static void test_backward_fd(void **state)
+ * coordinates of every tensor (embedding rows the decision touches included), at softmax
+ * temperature T. */
+static void s_backward_fd(float temperature)
 {
-    (void)state;
-    pv_policy_t *p = s_small(5);
+    pv_policy_t *p = s_small_t(5, temperature);
     pv_policy_work_t *w = NULL;
     assert_int_equal(pv_policy_work_new(p, &w), PV_OK);
     pv_policy_ctx_t ctx = s_ctx();
@@ -163,7 +169,8 @@ static void test_backward_fd(void **state)
             if (!is_embed && i % 3 != 0)
                 continue;
             nonzero_embed += is_embed && grad[k] != 0.0f;
-            float keep = theta[k], e = 1e-3f;
+            /* the step grows with T: the loss is flatter, float32 rounding the same */
+            float keep = theta[k], e = 1e-3f * fmaxf(1.0f, temperature);
             theta[k] = keep + e;
             assert_int_equal(pv_policy_forward(p, &ctx, s_cands, S_NC, &tok, 1, w, &lp, &ent),
                              PV_OK);
@@ -186,10 +193,83 @@ static void test_backward_fd(void **state)
     assert_true(checked > 300);
     assert_true(nonzero_embed > 50);
     assert_true(bad * 100 <= checked); /* at most 1% */
+    print_message("T %.2f: %zu coordinates, %zu off, relative error %.2e\n", (double)temperature,
+                  checked, bad, sqrt(num / den));
     assert_true(sqrt(num / den) < 1e-2);
     free(grad);
     pv_policy_work_destroy(&w);
     pv_policy_destroy(&p);
+}
+
+static void test_backward_fd(void **state)
+{
+    (void)state;
+    s_backward_fd(1.0f);
+}
+
+static void test_backward_fd_temperature(void **state)
+{
+    (void)state;
+    s_backward_fd(0.5f);
+    s_backward_fd(2.5f);
+}
+
+/* Temperature T: log p_T = log_softmax(log p_1 / T) for the same parameters (log p_1 differs
+ * from the scores by a constant), the argmax does not move, the default is 1, and a T that is
+ * not a finite positive number is refused. */
+static void test_temperature(void **state)
+{
+    (void)state;
+    pv_policy_t *one = s_small(7), *def = s_small_t(7, 1.0f);
+    assert_true(pv_policy_spec(one)->temperature == 1.0f);
+    pv_policy_work_t *w = NULL;
+    assert_int_equal(pv_policy_work_new(one, &w), PV_OK);
+    pv_policy_ctx_t ctx = s_ctx();
+    float lp1[S_NC], lpd[S_NC];
+    assert_int_equal(pv_policy_logprobs(one, &ctx, s_cands, S_NC, w, lp1, NULL), PV_OK);
+    assert_int_equal(pv_policy_logprobs(def, &ctx, s_cands, S_NC, w, lpd, NULL), PV_OK);
+    assert_memory_equal(lp1, lpd, sizeof lp1);
+    pv_policy_step_t st;
+    assert_int_equal(pv_policy_act(one, &ctx, s_cands, S_NC, NULL, w, &st), PV_OK);
+    size_t best = st.choice;
+    const float temps[] = {0.25f, 0.7f, 3.0f};
+    for (size_t t = 0; t < sizeof temps / sizeof temps[0]; t++) {
+        pv_policy_t *p = s_small_t(7, temps[t]);
+        float lp[S_NC], ent;
+        assert_int_equal(pv_policy_logprobs(p, &ctx, s_cands, S_NC, w, lp, &ent), PV_OK);
+        double mx = -INFINITY, z = 0, h = 0, h1 = 0;
+        for (size_t i = 0; i < S_NC; i++)
+            mx = fmax(mx, lp1[i] / temps[t]);
+        for (size_t i = 0; i < S_NC; i++)
+            z += exp(lp1[i] / temps[t] - mx);
+        for (size_t i = 0; i < S_NC; i++) {
+            double want = lp1[i] / temps[t] - mx - log(z);
+            assert_true(fabs(lp[i] - want) < 1e-4);
+            h -= exp(lp[i]) * lp[i];
+            h1 -= exp(lp1[i]) * lp1[i];
+        }
+        assert_true(fabs(h - ent) < 1e-4);
+        /* a colder policy is sharper, a hotter one flatter */
+        if (temps[t] < 1.0f)
+            assert_true(h < h1);
+        else
+            assert_true(h > h1);
+        assert_int_equal(pv_policy_act(p, &ctx, s_cands, S_NC, NULL, w, &st), PV_OK);
+        assert_int_equal(st.choice, best);
+        pv_policy_destroy(&p);
+    }
+    const float bad[] = {-1.0f, NAN, INFINITY};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        pv_policy_spec_t sp = {.kind = "bow_mlp", .temperature = bad[i]};
+        pv_policy_t *p = NULL;
+        pv_errmsg_t em = {{0}};
+        assert_int_equal(pv_policy_new(&sp, &p, &em), PV_ERR_INVAL);
+        assert_null(p);
+        assert_non_null(strstr(em.text, "temperature"));
+    }
+    pv_policy_work_destroy(&w);
+    pv_policy_destroy(&one);
+    pv_policy_destroy(&def);
 }
 
 static void test_errors(void **state)
@@ -285,8 +365,12 @@ static void test_threads_share_policy(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table_and_init),       cmocka_unit_test(test_distribution),
-        cmocka_unit_test(test_backward_fd),          cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_table_and_init),
+        cmocka_unit_test(test_distribution),
+        cmocka_unit_test(test_backward_fd),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_backward_fd_temperature),
+        cmocka_unit_test(test_temperature),
         cmocka_unit_test(test_threads_share_policy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
