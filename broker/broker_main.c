@@ -90,6 +90,12 @@ int main(int argc, char **argv)
         s_stop = 1;
         if (watching)
             pthread_join(watcher, NULL);
+        /* without a broker the job cannot run: stop every role instead of leaving them
+         * waiting (mpirun --enable-recovery outlives this rank) */
+        if (world.mpi && world.learner_rank >= 0 && !pv_world_stop_requested(&world)) {
+            PV_LOG_ERROR("no broker: stopping every role of the job");
+            pv_world_stop_all(&world, PV_WORLD_STOP_BROKER_FAILED, 3000);
+        }
         pv_world_finalize(&world, 5, rc == PV_ERR_CONFIG ? 2 : 1);
         return rc == PV_ERR_CONFIG ? 2 : 1;
     }

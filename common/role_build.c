@@ -107,10 +107,10 @@ int pv_role_main(const pv_role_main_t *m, pv_role_ctx_t *rc, void *self, int arg
     } else {
         status = m->run(self);
     }
-    if (pv_world_stop_reason(&rc->world) == PV_WORLD_STOP_LEARNER_LOST) {
-        PV_LOG_ERROR("the broker ended the job: the learner is gone without ending the run");
-        if (status == 0)
-            status = 1;
+    pv_world_stop_t why = pv_world_stop_reason(&rc->world);
+    if (why != PV_WORLD_STOP_NONE && why != PV_WORLD_STOP_DONE && status == 0) {
+        PV_LOG_ERROR("%s", pv_world_stop_text(why)); /* a failed run said so already */
+        status = 1;
     }
     m->teardown(self);
     pv_world_finalize(&rc->world, 5, status);

@@ -98,20 +98,42 @@ pv_world_stop_t pv_world_stop_reason(const pv_world_t *w)
 {
     if (!w->stopped)
         return PV_WORLD_STOP_NONE;
-    return w->stop_buf == PV_WORLD_STOP_LEARNER_LOST ? PV_WORLD_STOP_LEARNER_LOST
-                                                     : PV_WORLD_STOP_DONE;
+    switch (w->stop_buf) {
+    case PV_WORLD_STOP_LEARNER_LOST:
+    case PV_WORLD_STOP_BROKER_FAILED:
+        return (pv_world_stop_t)w->stop_buf;
+    default:
+        return PV_WORLD_STOP_DONE;
+    }
+}
+
+const char *pv_world_stop_text(pv_world_stop_t reason)
+{
+    switch (reason) {
+    case PV_WORLD_STOP_NONE:
+        return "running";
+    case PV_WORLD_STOP_DONE:
+        return "the learner ended the run";
+    case PV_WORLD_STOP_LEARNER_LOST:
+        return "the broker ended the job: the learner is gone without ending the run";
+    case PV_WORLD_STOP_BROKER_FAILED:
+        return "the broker ended the job: it could not start (see its error)";
+    }
+    return "unknown stop reason";
 }
 
 pv_err_t pv_world_stop_all(pv_world_t *w, pv_world_stop_t reason, int timeout_ms)
 {
     if (w->role != PV_ROLE_LEARNER && w->role != PV_ROLE_BROKER)
         return PV_ERR_STATE;
-    if (reason != PV_WORLD_STOP_DONE && reason != PV_WORLD_STOP_LEARNER_LOST)
+    if (reason != PV_WORLD_STOP_DONE && reason != PV_WORLD_STOP_LEARNER_LOST &&
+        reason != PV_WORLD_STOP_BROKER_FAILED)
         return PV_ERR_INVAL;
     if (!w->mpi)
         return PV_OK;
     /* static: sends to dead ranks stay pending after this returns */
-    static const int reasons[3] = {0, PV_WORLD_STOP_DONE, PV_WORLD_STOP_LEARNER_LOST};
+    static const int reasons[4] = {0, PV_WORLD_STOP_DONE, PV_WORLD_STOP_LEARNER_LOST,
+                                   PV_WORLD_STOP_BROKER_FAILED};
     const int *stop = &reasons[reason];
     MPI_Request *req = calloc((size_t)w->size, sizeof *req);
     if (!req)

@@ -13,8 +13,9 @@
  *   - a posted receive for the stop message, so every role can ask
  *     pv_world_stop_requested() without blocking. The learner sends it when the run is
  *     done; the broker sends it when the learner is gone without ending the run (crashed
- *     or killed: broker.learner_timeout_s), since mpirun's --enable-recovery would keep the
- *     other ranks waiting and an MPI_Abort would not end them either. Only point-to-point messages
+ *     or killed: broker.learner_timeout_s) or when it could not start (its port taken),
+ *     since mpirun's --enable-recovery would keep the other ranks waiting and an MPI_Abort
+ *     would not end them either. Only point-to-point messages
  * are used after start-up, so a killed actor or verifier never blocks the others (see weight_sync.h
  * and mpi_util.h for why). MPI is initialised with MPI_THREAD_SERIALIZED: a role may make its MPI
  * calls from a helper thread (the broker does), never from two threads at once.
@@ -40,10 +41,14 @@ typedef enum pv_role {
 
 /* Why a job stops: the int the stop message carries. */
 typedef enum pv_world_stop {
-    PV_WORLD_STOP_NONE = 0,         /* not stopped */
-    PV_WORLD_STOP_DONE = 1,         /* the learner ended the run */
-    PV_WORLD_STOP_LEARNER_LOST = 2, /* the broker ended it: the learner is gone */
+    PV_WORLD_STOP_NONE = 0,          /* not stopped */
+    PV_WORLD_STOP_DONE = 1,          /* the learner ended the run */
+    PV_WORLD_STOP_LEARNER_LOST = 2,  /* the broker ended it: the learner is gone */
+    PV_WORLD_STOP_BROKER_FAILED = 3, /* the broker could not start (port taken, bad keys) */
 } pv_world_stop_t;
+
+/* What a stop reason means, for logs: "the learner ended the run", ... */
+const char *pv_world_stop_text(pv_world_stop_t reason);
 
 typedef struct pv_world {
     bool mpi;                 /* started by mpirun */
@@ -72,10 +77,9 @@ bool pv_world_stop_requested(pv_world_t *w);
 pv_world_stop_t pv_world_stop_reason(const pv_world_t *w);
 
 /* End the job: send the stop message carrying `reason` (DONE from the learner,
- * LEARNER_LOST from the broker) to every other world rank and wait up to timeout_ms for the
- * sends (a dead rank never takes it; that is not an error).
- * Errors: PV_ERR_STATE (not the learner or the broker), PV_ERR_INVAL (reason NONE),
- * PV_ERR_MPI. */
+ * LEARNER_LOST or BROKER_FAILED from the broker) to every other world rank and wait up to
+ * timeout_ms for the sends (a dead rank never takes it; that is not an error). Errors: PV_ERR_STATE
+ * (not the learner or the broker), PV_ERR_INVAL (reason NONE), PV_ERR_MPI. */
 pv_err_t pv_world_stop_all(pv_world_t *w, pv_world_stop_t reason, int timeout_ms);
 
 /* Finalize MPI (bounded by timeout_s, see

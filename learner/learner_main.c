@@ -262,7 +262,7 @@ static pv_err_t s_collect(s_learner_t *s, pv_errmsg_t *em)
     pv_intake_reset(s->intake);
     uint64_t last_wait_log = pv_mono_ms();
     while (pv_intake_groups(s->intake) < (size_t)c->learner.batch_groups) {
-        if (pv_role_signalled)
+        if (pv_role_should_stop(&s->rc)) /* a signal, or the broker gave up on us */
             return PV_ERR_INTERRUPTED;
         if (c->run.time_limit_s > 0 &&
             pv_mono_ms() - s->t0_ms > (uint64_t)c->run.time_limit_s * 1000u)
@@ -341,6 +341,14 @@ static pv_err_t s_run(s_learner_t *s, pv_errmsg_t *em)
         return err;
     while (s->step < (uint64_t)c->run.iterations) {
         err = s_collect(s, em);
+        pv_world_stop_t why = pv_world_stop_reason(&s->rc.world);
+        if (err == PV_ERR_INTERRUPTED && why != PV_WORLD_STOP_NONE) {
+            /* the broker ended the job: keep the work done, but this is no finished run */
+            if (s->step > 0)
+                s_checkpoint(s, em);
+            return pv_errf(em, PV_ERR_INTERRUPTED, "%s (iteration %llu)", pv_world_stop_text(why),
+                           (unsigned long long)s->step);
+        }
         if (err == PV_ERR_INTERRUPTED || err == PV_ERR_TIMEOUT) {
             PV_LOG_INFO("%s: stopping at iteration %llu",
                         err == PV_ERR_TIMEOUT ? "run.time_limit_s reached" : "signal",

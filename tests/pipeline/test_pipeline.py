@@ -14,14 +14,16 @@ would: the summary, the metrics lines and the broker's counters.
   resume   a run resumed from a checkpoint continues at the next iteration and version
   addpool  a verifier pool started later with its own mpirun (cluster/add-verifiers)
            receives the current weights from the broker relay and takes the jobs
-  crash    the learner dies without ending the run (kill -9): the broker notices its
-           absence from the "learn" service and stops every role (broker.learner_timeout_s),
-           cluster/launch exits 1 and no role process is left behind
+  crash    the broker cannot bind its port (taken): it stops every role at once and
+           cluster/launch exits 1; then the learner dies without ending the run (kill -9):
+           the broker notices its absence from the "learn" service and stops every role
+           (broker.learner_timeout_s), cluster/launch exits 1 and no role process is left
 Exit status 0 = pass, 1 = fail (with the reason), 77 = skipped (no mpirun).
 """
 import glob
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -53,9 +55,18 @@ def check(cond, what):
 
 
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free now, below Linux's ephemeral range (32768+): a port the kernel handed out
+    with bind(0) can be taken by any outgoing connection before the broker binds it."""
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randrange(20000, 32000)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise Fail("no free port in 20000-32000")
 
 
 class Job:
@@ -287,6 +298,18 @@ def scenario_addpool(tmp):
 
 
 def scenario_crash(tmp):
+    with socket.socket() as taken:
+        port = free_port()
+        taken.bind(("127.0.0.1", port))
+        taken.listen()
+        t0 = time.time()
+        job = Job(os.path.join(tmp, "noport"), ["run.iterations=5"], port)
+        rc = job.wait(60)
+        print("port taken: launch exit %d after %.1f s" % (rc, time.time() - t0))
+        check(rc == 1, "cluster/launch should fail when the broker cannot bind, exit %d" % rc)
+        log = open(job.log.name).read()
+        check("Address already in use" in log and "could not start" in log,
+              "the log does not say the broker could not bind")
     job = Job(os.path.join(tmp, "crash"), ["run.iterations=100000", "learner.eval_every=0"],
               free_port())
     try:
