@@ -43,7 +43,7 @@ typedef struct pv_actor_ctx {
     pv_rng_t *rng;      /* sampling; NULL = greedy (actor.temperature = 0) */
     pv_arena_t *arena;  /* the group's trajectories; reset by pv_actor_play_group */
     bool save_states;   /* record saved states (algorithm.adv_estimator = prover) */
-    bool task_keys;     /* record task keys, not state keys (prover.contrast_key = task) */
+    bool task_keys;     /* record task keys, not state keys (prover with contrast_key = task) */
     uint32_t max_steps; /* 0 = the environment's limit */
     pv_actor_hook_fn between;
     void *user;

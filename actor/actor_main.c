@@ -137,7 +137,10 @@ static pv_err_t s_setup(void *self, pv_errmsg_t *em)
                               .rng = cfg->actor.temperature == 0.0 ? NULL : &A->rng,
                               .arena = A->arena,
                               .save_states = strcmp(cfg->algorithm.adv_estimator, "prover") == 0,
-                              .task_keys = strcmp(cfg->prover.contrast_key, "task") == 0,
+                              /* task keys only for the contrast judge; GiGPO's state
+                               * anchors need pv_env_state_key */
+                              .task_keys = strcmp(cfg->algorithm.adv_estimator, "prover") == 0 &&
+                                           strcmp(cfg->prover.contrast_key, "task") == 0,
                               .between = s_between,
                               .user = A};
     pv_bclient_opts_t o;

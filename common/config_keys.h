@@ -65,9 +65,23 @@
       "Groups an actor may have submitted and not yet judged (bounds the policy lag).")
 
 #define PV_CONFIG_algorithm(I, F, B, S, E)                                                         \
-    E(algorithm, adv_estimator, "prover", "grpo|prover|drgrpo|rloo|reinforce_plus_plus_baseline",  \
-      "Advantage estimator; prover = GRPO plus verified pivotal-segment credit.")                  \
-    B(algorithm, norm_adv_by_std_in_grpo, true, "GRPO: divide by the group std (verl's flag).")
+    E(algorithm, adv_estimator, "prover",                                                          \
+      "grpo|prover|drgrpo|rloo|reinforce_plus_plus_baseline|gigpo",                                \
+      "Advantage estimator; prover = GRPO plus verified pivotal-segment credit; gigpo = "          \
+      "verl-agent's GiGPO (episode plus anchor-state step advantages, no verifiers).")             \
+    B(algorithm, norm_adv_by_std_in_grpo, true, "GRPO: divide by the group std (verl's flag).")    \
+    F(algorithm, gigpo_step_weight, 1.0, 0.0, 1000.0,                                              \
+      "GiGPO: weight of the step-relative advantage (verl-agent "                                  \
+      "algorithm.gigpo.step_advantage_w).")                                                        \
+    F(algorithm, gigpo_gamma, 0.95, 0.0, 1.0,                                                      \
+      "GiGPO: discount of the step returns that step groups compare (verl-agent algorithm.gamma; " \
+      "0.95 as in its ALFWorld and WebShop scripts; its ppo_trainer.yaml says 1.0).")              \
+    E(algorithm, gigpo_mode, "mean_std_norm", "mean_std_norm|mean_norm",                           \
+      "GiGPO: normalise both parts by mean and std, or subtract the mean only (verl-agent "        \
+      "algorithm.gigpo.mode; mean_std_norm as in its ALFWorld script, mean_norm in its yaml).")    \
+    E(algorithm, gigpo_anchor, "observation", "observation|state",                                 \
+      "GiGPO: what makes steps of a group one anchor state: equal observation text (verl-agent's " \
+      "anchor_obs, exact match) or equal environment state key (pv_env_state_key).")
 
 #define PV_CONFIG_prover(I, F, B, S, E)                                                            \
     E(prover, judge, "contrast", "contrast|random|oracle|exhaustive",                              \

@@ -5,7 +5,8 @@
  * Takes CREDITED_GROUPs from the broker's "learn" service (learner/intake.h: duplicates,
  * stale groups beyond learner.max_policy_lag and malformed payloads are counted, never
  * trained on), computes advantages with algorithm.adv_estimator ("prover" = GRPO plus the
- * verified segments' lambda * max(delta, 0)), runs the PPO update, and publishes the new
+ * verified segments' lambda * max(delta, 0); "gigpo" = verl-agent's GiGPO over the batch's
+ * steps, learner/gigpo_batch.h), runs the PPO update, and publishes the new
  * policy version over MPI and to the broker relay (common/role.h). Writes
  * run.out_dir/metrics.jsonl (learner/report.h), evaluates greedily on held-out tasks every
  * learner.eval_every iterations, checkpoints every learner.checkpoint_every iterations, at
@@ -27,6 +28,7 @@
 #include "common/role.h"
 #include "common/role_build.h"
 #include "learner/bc.h"
+#include "learner/gigpo_batch.h"
 #include "learner/intake.h"
 #include "learner/local_loop.h"
 #include "learner/report.h"
@@ -54,6 +56,7 @@ typedef struct s_learner {
     pv_adv_estimator_t estimator;
     bool prover;
     pv_prover_opts_t prover_opts;
+    pv_gigpo_opts_t gigpo; /* algorithm.gigpo_* (estimator gigpo) */
     pv_update_opts_t update;
     pv_run_totals_t run;
     uint64_t step;     /* iterations done */
@@ -75,6 +78,13 @@ static pv_err_t s_options(s_learner_t *s, pv_errmsg_t *em)
     if (err == PV_OK)
         err = pv_prover_apply_parse(c->prover.apply, &s->prover_opts.apply, em);
     s->prover_opts.lambda = c->prover.lambda;
+    s->gigpo = pv_gigpo_opts_default();
+    s->gigpo.step_weight = c->algorithm.gigpo_step_weight;
+    s->gigpo.gamma = c->algorithm.gigpo_gamma;
+    if (err == PV_OK)
+        err = pv_gigpo_mode_parse(c->algorithm.gigpo_mode, &s->gigpo.mean_std_norm, em);
+    if (err == PV_OK)
+        err = pv_gigpo_anchor_parse(c->algorithm.gigpo_anchor, &s->gigpo.anchor, em);
     pv_actor_loss_opts_t *lo = &s->update.loss;
     lo->pg = pv_pg_opts_default();
     lo->pg.clip_ratio_low = c->learner.clip_ratio_low;
@@ -304,10 +314,16 @@ static pv_err_t s_train(s_learner_t *s, pv_update_stats_t *up, pv_errmsg_t *em)
     const pv_traj_t *trajs = pv_intake_trajs(s->intake, &n);
     const pv_verified_seg_t *segs = pv_intake_segments(s->intake, &n_segs);
     pv_batch_t b = {0};
+    pv_gigpo_stats_t gs = {0};
     pv_err_t err = pv_batch_build(trajs, n, &b, em);
-    if (err == PV_OK)
+    if (err == PV_OK && s->estimator == PV_ADV_GIGPO)
+        err = pv_batch_gigpo(&b, trajs, n, &s->gigpo, &gs, em);
+    else if (err == PV_OK)
         err = pv_batch_advantages(&b, s->estimator, 1e-6, s->prover ? &s->prover_opts : NULL,
                                   s->prover ? segs : NULL, s->prover ? n_segs : 0, em);
+    s->run.gigpo_step_groups = gs.step_groups;
+    s->run.gigpo_steps = gs.steps;
+    s->run.gigpo_grouped_steps = gs.grouped_steps;
     if (err == PV_OK)
         err = pv_update_ppo(&s->trainer, trajs, &b, &s->update, up, em);
     pv_batch_free(&b);

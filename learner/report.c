@@ -67,6 +67,11 @@ pv_err_t pv_report_iteration(pv_metrics_t *m, uint64_t iteration, uint64_t itera
     pv_metrics_set_real(o, "clip_frac", up->pg_clipfrac);
     pv_metrics_set_real(o, "grad_norm", up->grad_norm);
     s_set_precision(o, b);
+    bool gigpo = run->gigpo_step_groups > 0;
+    pv_metrics_set_real(o, "gigpo_step_group_size",
+                        gigpo ? (double)run->gigpo_steps / (double)run->gigpo_step_groups : NAN);
+    pv_metrics_set_real(o, "gigpo_grouped_share",
+                        gigpo ? (double)run->gigpo_grouped_steps / (double)run->gigpo_steps : NAN);
     pv_err_t err = pv_metrics_write(m, o);
     json_decref(o);
     char delta[16] = "-";

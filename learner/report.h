@@ -11,7 +11,10 @@
  *     dropped_duplicate, malformed (run totals), env_steps_per_s, loss, pg_loss, kl,
  *     entropy, clip_frac, grad_norm, judge_precision (pivotal / labelled proposals of the
  *     batch by the oracle, prover.measure_precision; null when none was labelled),
- *     precision_samples;
+ *     precision_samples, gigpo_step_group_size (GiGPO: step rows per anchor-state group,
+ *     verl-agent's "Avg size of step-level group"; null for other estimators),
+ *     gigpo_grouped_share (GiGPO: share of steps whose anchor state another step of the
+ *     group shares, i.e. with a step advantage; null otherwise);
  *   kind "eval": iteration, policy_version, wall_s, success_rate (greedy, held-out tasks),
  *     success_rate_sampled (the same tasks, actions sampled at temperature 1), eval_tasks,
  * total_env_steps, cum_rollout_env_steps, cum_verify_env_steps.
@@ -39,6 +42,9 @@ typedef struct pv_run_totals {
     pv_eval_result_t eval_first, eval_last; /* held-out success; greedy < 0 until measured */
     double train_first, train_last; /* mean training success of the first / last 10 iterations */
     uint64_t iterations;
+    /* GiGPO, the last batch (learner/gigpo_batch.h's pv_gigpo_stats_t): step rows, anchor-state
+     * groups, steps in a group of two or more; all 0 for other estimators */
+    size_t gigpo_steps, gigpo_step_groups, gigpo_grouped_steps;
 } pv_run_totals_t;
 
 /* Write the "train" line of one iteration and log its progress line. */

@@ -13,11 +13,31 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tests/support/pv_test.h"
+
 #ifndef GOLDEN_REPORT
 #define GOLDEN_REPORT(...) fprintf(stderr, __VA_ARGS__)
 #endif
 
-static double s_scale(const json_t *ref)
+/* The cases of ../shared/golden/<file>, its path in path[0 .. cap) (path may be NULL);
+ * NULL when ../shared is absent (the caller skips). A file that exists but does not parse
+ * fails the test (cmocka must be included first). */
+static inline json_t *s_golden_load(const char *file, char *path, size_t cap)
+{
+    char buf[1024], rel[256];
+    if (!path)
+        path = buf, cap = sizeof buf;
+    snprintf(rel, sizeof rel, "golden/%s", file);
+    if (!pv_test_shared(rel, path, cap))
+        return NULL;
+    json_error_t jerr;
+    json_t *cases = json_load_file(path, 0, &jerr);
+    if (!cases)
+        fail_msg("%s: %s (line %d)", path, jerr.text, jerr.line);
+    return cases;
+}
+
+static inline double s_scale(const json_t *ref)
 {
     if (json_is_number(ref))
         return fabs(json_number_value(ref));
@@ -34,8 +54,8 @@ static double s_scale(const json_t *ref)
 }
 
 /* Count mismatches between `got` and `ref` (same nesting); print the first few. */
-static int s_compare(const char *what, const json_t *got, const json_t *ref, double rtol,
-                     double scale)
+static inline int s_compare(const char *what, const json_t *got, const json_t *ref, double rtol,
+                            double scale)
 {
     if (json_is_number(ref)) {
         if (!json_is_number(got)) {

@@ -25,13 +25,9 @@
  * outputs (asserts on mismatches). */
 static int s_run_file(const char *file, const char *estimator)
 {
-    char path[1024], rel[256];
-    snprintf(rel, sizeof rel, "golden/%s", file);
-    if (!pv_test_shared(rel, path, sizeof path))
+    json_t *cases = s_golden_load(file, NULL, 0);
+    if (!cases)
         return -1;
-    json_error_t jerr;
-    json_t *cases = json_load_file(path, 0, &jerr);
-    assert_non_null(cases);
     int compared = 0, bad = 0;
     size_t i;
     json_t *c;
@@ -99,12 +95,9 @@ S_FILE_TEST(test_gigpo_step_groups, "gigpo_build_step_group.json", NULL, 3)
 static void test_seqmatch_ratio(void **state)
 {
     (void)state;
-    char path[1024];
-    if (!pv_test_shared("golden/gigpo_build_step_group.json", path, sizeof path))
+    json_t *cases = s_golden_load("gigpo_build_step_group.json", NULL, 0);
+    if (!cases)
         skip();
-    json_error_t jerr;
-    json_t *cases = json_load_file(path, 0, &jerr);
-    assert_non_null(cases);
     int checked = 0;
     size_t i;
     json_t *c;

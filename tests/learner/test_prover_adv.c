@@ -39,13 +39,10 @@ static json_t *s_run(const char *args, const char *input, int *status)
 
 static void s_golden_file(const char *file, const char *est)
 {
-    char path[1024], rel[256], args[1400];
-    snprintf(rel, sizeof rel, "golden/%s", file);
-    if (!pv_test_shared(rel, path, sizeof path))
+    char path[1024], args[1400];
+    json_t *cases = s_golden_load(file, path, sizeof path);
+    if (!cases)
         skip();
-    json_error_t jerr;
-    json_t *cases = json_load_file(path, 0, &jerr);
-    assert_non_null(cases);
     for (int d = 0; d < 2; d++) {
         const char *dtype = d ? "float32" : "float64";
         snprintf(args, sizeof args, "%s%s --dtype %s %s", est ? "--estimator " : "", est ? est : "",

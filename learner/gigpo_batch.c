@@ -1,0 +1,228 @@
+/* gigpo_batch.c - GiGPO advantages of a trajectory batch through verl-agent's step-row
+ * view; see gigpo_batch.h. */
+#include "learner/gigpo_batch.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+pv_gigpo_opts_t pv_gigpo_opts_default(void)
+{
+    return (pv_gigpo_opts_t){.step_weight = 1.0,
+                             .gamma = 0.95,
+                             .mean_std_norm = true,
+                             .anchor = PV_GIGPO_ANCHOR_OBSERVATION,
+                             .epsilon = 1e-6};
+}
+
+/* Which of two names `name` is (0 or 1); PV_ERR_INVAL naming both otherwise. */
+static pv_err_t s_choice(const char *what, const char *name, const char *n0, const char *n1,
+                         int *which, pv_errmsg_t *em)
+{
+    for (int i = 0; i < 2; i++)
+        if (name && strcmp(name, i ? n1 : n0) == 0) {
+            *which = i;
+            return PV_OK;
+        }
+    return pv_errf(em, PV_ERR_INVAL, "gigpo: unknown %s '%s' (%s, %s)", what,
+                   name ? name : "(null)", n0, n1);
+}
+
+pv_err_t pv_gigpo_mode_parse(const char *name, bool *mean_std_norm, pv_errmsg_t *em)
+{
+    int w = 0;
+    pv_err_t rc = s_choice("mode", name, "mean_norm", "mean_std_norm", &w, em);
+    if (rc == PV_OK)
+        *mean_std_norm = w == 1;
+    return rc;
+}
+
+pv_err_t pv_gigpo_anchor_parse(const char *name, pv_gigpo_anchor_t *out, pv_errmsg_t *em)
+{
+    int w = 0;
+    pv_err_t rc = s_choice("anchor", name, "observation", "state", &w, em);
+    if (rc == PV_OK)
+        *out = w ? PV_GIGPO_ANCHOR_STATE : PV_GIGPO_ANCHOR_OBSERVATION;
+    return rc;
+}
+
+/* A trajectory in processing order: by group id, then by row (stable). */
+typedef struct s_ord {
+    int64_t group;
+    size_t row;
+} s_ord_t;
+
+static int s_ord_cmp(const void *pa, const void *pb)
+{
+    const s_ord_t *a = pa, *b = pb;
+    if (a->group != b->group)
+        return a->group < b->group ? -1 : 1;
+    return a->row < b->row ? -1 : a->row > b->row;
+}
+
+/* The step-row view (one entry per step, S of them), in one allocation. */
+typedef struct s_view {
+    double *score;       /* (S) episode score: the row sum of token_level_rewards */
+    double *step_reward; /* (S) discounted return of the step */
+    double *mask;        /* (S) 1 */
+    double *adv;         /* (S) */
+    int64_t *index;      /* (S) episode group */
+    int64_t *step_group; /* (S) anchor-state group, numbered within its episode group */
+    int64_t *traj;       /* (S) trajectory (batch row) */
+    size_t *row, *t;     /* (S) where the step lives in the batch */
+    const char **anchor; /* (S) */
+    size_t *anchor_len;  /* (S) */
+    float *reward;       /* (S) r_t, float32 as verl-agent's compute_step_discounted_returns */
+    float *ret;          /* (S) G_t */
+    void *block;
+} s_view_t;
+
+static pv_err_t s_view_alloc(s_view_t *v, size_t S)
+{
+    /* the 8-byte arrays first, the float arrays last: every array stays aligned */
+    char *p = malloc(S * (4 * sizeof(double) + 3 * sizeof(int64_t) + 3 * sizeof(size_t) +
+                          sizeof(char *) + 2 * sizeof(float)));
+    if (!p)
+        return PV_ERR_NOMEM;
+    v->block = p;
+    v->score = (double *)p, v->step_reward = v->score + S, v->mask = v->step_reward + S;
+    v->adv = v->mask + S;
+    v->index = (int64_t *)(v->adv + S), v->step_group = v->index + S, v->traj = v->step_group + S;
+    v->row = (size_t *)(v->traj + S), v->t = v->row + S, v->anchor_len = v->t + S;
+    v->anchor = (const char **)(v->anchor_len + S);
+    v->reward = (float *)(v->anchor + S), v->ret = v->reward + S;
+    return PV_OK;
+}
+
+/* Check trajectory i against its batch row and count its steps. */
+static pv_err_t s_check(const pv_batch_t *b, const pv_traj_t *tr, size_t i, pv_gigpo_anchor_t a,
+                        pv_errmsg_t *em)
+{
+    if (tr->n_steps > b->L)
+        return pv_errf(em, PV_ERR_INVAL, "gigpo: trajectory %zu has %zu steps, the batch %zu", i,
+                       tr->n_steps, b->L);
+    for (size_t t = 0; t < b->L; t++)
+        if ((b->response_mask[i * b->L + t] != 0.0) != (t < tr->n_steps))
+            return pv_errf(em, PV_ERR_INVAL,
+                           "gigpo: row %zu's response mask does not match its %zu steps", i,
+                           tr->n_steps);
+    if (!tr->n_steps)
+        return PV_OK;
+    if (a == PV_GIGPO_ANCHOR_STATE && !tr->state_keys)
+        return pv_errf(em, PV_ERR_INVAL,
+                       "gigpo: trajectory %zu has no state keys (gigpo_anchor = state)", i);
+    if (a == PV_GIGPO_ANCHOR_OBSERVATION) {
+        if (!tr->texts)
+            return pv_errf(em, PV_ERR_INVAL, "gigpo: trajectory %zu has no texts", i);
+        for (size_t t = 0; t < tr->n_steps; t++)
+            if (!tr->texts[2 * t])
+                return pv_errf(em, PV_ERR_INVAL, "gigpo: trajectory %zu has no observation %zu", i,
+                               t);
+    }
+    return PV_OK;
+}
+
+/* Fill the step rows of the trajectories in `ord` order; returns the step count. */
+static size_t s_fill(s_view_t *v, const pv_batch_t *b, const pv_traj_t *trajs, const s_ord_t *ord,
+                     size_t n, pv_gigpo_anchor_t a)
+{
+    size_t k = 0, L = b->L;
+    for (size_t j = 0; j < n; j++) {
+        size_t i = ord[j].row;
+        const pv_traj_t *tr = &trajs[i];
+        double score = 0;
+        for (size_t t = 0; t < L; t++) /* verl's score: every entry, in order */
+            score += b->token_level_rewards[i * L + t];
+        for (size_t t = 0; t < tr->n_steps; t++, k++) {
+            v->score[k] = score;
+            v->mask[k] = 1.0;
+            v->index[k] = b->index[i];
+            v->traj[k] = (int64_t)i;
+            v->row[k] = i, v->t[k] = t;
+            v->reward[k] = (float)b->token_level_rewards[i * L + t];
+            if (a == PV_GIGPO_ANCHOR_STATE) {
+                v->anchor[k] = (const char *)&tr->state_keys[t];
+                v->anchor_len[k] = sizeof tr->state_keys[t];
+            } else {
+                v->anchor[k] = tr->texts[2 * t];
+                v->anchor_len[k] = strlen(tr->texts[2 * t]);
+            }
+        }
+    }
+    return k;
+}
+
+/* GiGPO on the step rows [a, e) of one episode group. */
+static pv_err_t s_group(s_view_t *v, size_t a, size_t e, const pv_gigpo_opts_t *o,
+                        pv_gigpo_stats_t *st, pv_errmsg_t *em)
+{
+    size_t m = e - a;
+    pv_step_discounted_returns(m, v->reward + a, v->traj + a, o->gamma, v->ret + a);
+    for (size_t k = a; k < e; k++)
+        v->step_reward[k] = (double)v->ret[k];
+    pv_err_t rc = pv_gigpo_step_groups(m, v->anchor + a, v->anchor_len + a, v->index + a, false,
+                                       0.0, v->step_group + a, em);
+    if (rc == PV_OK)
+        rc = pv_adv_gigpo_f64(m, 1, v->score + a, v->step_reward + a, v->mask + a, v->index + a,
+                              v->step_group + a, o->epsilon, o->step_weight, o->mean_std_norm,
+                              v->adv + a, em);
+    if (rc != PV_OK)
+        return rc;
+    /* labels are 0 .. n_labels - 1 by first occurrence: count them and their sizes */
+    int64_t n_labels = 0;
+    for (size_t k = a; k < e; k++)
+        n_labels = v->step_group[k] + 1 > n_labels ? v->step_group[k] + 1 : n_labels;
+    st->step_groups += (size_t)n_labels;
+    for (size_t k = a; k < e; k++) {
+        size_t size = 0;
+        for (size_t j = a; j < e; j++)
+            size += v->step_group[j] == v->step_group[k];
+        st->grouped_steps += size > 1;
+    }
+    return PV_OK;
+}
+
+pv_err_t pv_batch_gigpo(pv_batch_t *b, const pv_traj_t *trajs, size_t n, const pv_gigpo_opts_t *o,
+                        pv_gigpo_stats_t *st, pv_errmsg_t *em)
+{
+    pv_gigpo_stats_t local = {0};
+    st = st ? st : &local;
+    memset(st, 0, sizeof *st);
+    if (!b || !o || !trajs || !n || n != b->rows)
+        return pv_errf(em, PV_ERR_INVAL, "gigpo: %zu trajectories for a batch of %zu rows", n,
+                       b ? b->rows : 0);
+    size_t S = 0;
+    for (size_t i = 0; i < n; i++) {
+        pv_err_t rc = s_check(b, &trajs[i], i, o->anchor, em);
+        if (rc != PV_OK)
+            return rc;
+        S += trajs[i].n_steps;
+    }
+    if (!S)
+        return pv_errf(em, PV_ERR_INVAL, "gigpo: no step in the batch");
+    s_ord_t *ord = malloc(n * sizeof *ord);
+    s_view_t v;
+    if (!ord || s_view_alloc(&v, S) != PV_OK) {
+        free(ord);
+        return pv_errf(em, PV_ERR_NOMEM, "gigpo: no memory for %zu step rows", S);
+    }
+    for (size_t i = 0; i < n; i++)
+        ord[i] = (s_ord_t){.group = b->index[i], .row = i};
+    qsort(ord, n, sizeof *ord, s_ord_cmp);
+    s_fill(&v, b, trajs, ord, n, o->anchor);
+    pv_err_t rc = PV_OK;
+    for (size_t a = 0, e; rc == PV_OK && a < S; a = e) {
+        for (e = a + 1; e < S && v.index[e] == v.index[a];)
+            e++;
+        rc = s_group(&v, a, e, o, st, em);
+    }
+    if (rc == PV_OK) {
+        memset(b->advantages, 0, b->rows * b->L * sizeof *b->advantages);
+        for (size_t k = 0; k < S; k++)
+            b->advantages[v.row[k] * b->L + v.t[k]] = v.adv[k];
+        st->steps = S;
+    }
+    free(v.block);
+    free(ord);
+    return rc;
+}
