@@ -283,7 +283,20 @@ void pv_wsync_sub_destroy(pv_wsync_sub_t **sub)
     pv_wsync_sub_t *self = *sub;
     if (self->req != MPI_REQUEST_NULL) {
         MPI_Cancel(&self->req);
-        MPI_Wait(&self->req, MPI_STATUS_IGNORE);
+        /* not MPI_Wait: a receive matched by a sender that died mid-transfer (the learner
+         * killed while it sent a version) would block it forever */
+        int done = 0;
+        for (uint64_t t0 = pv_mono_ms(); !done && pv_mono_ms() - t0 < 2000;) {
+            if (MPI_Test(&self->req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                break;
+            if (!done)
+                pv_sleep_ms(1);
+        }
+        if (!done) {
+            free(self); /* self->back stays: the receive may still write into it */
+            *sub = NULL;
+            return;
+        }
     }
     free(self->back);
     free(self);

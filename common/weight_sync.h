@@ -76,7 +76,11 @@ uint32_t pv_wsync_progress(pv_wsync_pub_t *self);
  * PV_ERR_NOMEM, PV_ERR_MPI. */
 pv_err_t pv_wsync_sub_new(MPI_Comm comm, int root, size_t n_params, pv_wsync_sub_t **out);
 
-/* Free the subscriber (cancels its pending receive); clears *sub. NULL-safe. */
+/* Free the subscriber (cancels its pending receive); clears *sub. NULL-safe. A receive
+ * that cannot be cancelled because it already matched a message whose sender died during
+ * the transfer never completes: after 2 s of waiting the request and its buffer are
+ * abandoned (leaked on purpose; freeing memory under a pending receive is undefined
+ * behaviour) so that the process can still end. */
 void pv_wsync_sub_destroy(pv_wsync_sub_t **sub);
 
 /* Apply every complete version that has arrived: on return *version is the version now in
