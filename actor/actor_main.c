@@ -93,14 +93,15 @@ static pv_err_t s_submit(actor_t *A, uint64_t id)
     }
 }
 
-static void s_summary(const actor_t *A, double secs, const counters_t *before)
+/* One progress line over the counters since `before`; `what` names the window. */
+static void s_summary(const actor_t *A, const char *what, double secs, const counters_t *before)
 {
     const counters_t *n = &A->n;
     double s = secs > 0 ? secs : 1.0;
     uint64_t eps = n->episodes - before->episodes;
-    PV_LOG_INFO("groups %llu sent (%llu judged, %llu refused)  episodes %llu (success %.3f)  "
+    PV_LOG_INFO("%s: groups %llu sent (%llu judged, %llu refused)  episodes %llu (success %.3f)  "
                 "%.0f env steps/s  policy v%llu",
-                (unsigned long long)n->groups, (unsigned long long)n->accepted,
+                what, (unsigned long long)n->groups, (unsigned long long)n->accepted,
                 (unsigned long long)n->refused, (unsigned long long)n->episodes,
                 eps ? (double)(n->wins - before->wins) / (double)eps : 0.0,
                 (double)(n->env_steps - before->env_steps) / s,
@@ -114,6 +115,10 @@ static pv_err_t s_setup(void *self, pv_errmsg_t *em)
     if (A->rc.world.index > (int)PV_ACTOR_MAX_INDEX)
         return pv_errf(em, PV_ERR_CONFIG, "cluster.actors: at most %u actors",
                        PV_ACTOR_MAX_INDEX + 1);
+    if (cfg->actor.temperature == 0.0 && A->rc.world.index <= 0)
+        PV_LOG_WARN("actor.temperature = 0: greedy actors play the G episodes of a group "
+                    "identically, so no group has contrast: every advantage is 0 and nothing is "
+                    "learned (use it to watch a policy, not to train one)");
     pv_err_t rc = pv_role_kit_new(&A->rc, &A->k, em);
     if (rc != PV_OK)
         return rc;
@@ -211,12 +216,12 @@ static int s_run(void *self)
             A->n.groups++;
         uint64_t now = pv_mono_ms();
         if (now - last >= 10000) {
-            s_summary(A, (double)(now - last) / 1000.0, &before);
+            s_summary(A, "last 10 s", (double)(now - last) / 1000.0, &before);
             before = A->n;
             last = now;
         }
     }
-    s_summary(A, (double)(pv_mono_ms() - start) / 1000.0, &zero); /* the whole run */
+    s_summary(A, "whole run", (double)(pv_mono_ms() - start) / 1000.0, &zero);
     if (rc == PV_ERR_INTERRUPTED)
         return 0;
     PV_LOG_ERROR("actor: %s%s%s", pv_strerror(rc), em.text[0] ? ": " : "", em.text);

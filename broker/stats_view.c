@@ -94,7 +94,7 @@ static void s_summary(const pv_broker_stats_t *st, const char *endpoint, FILE *o
 static void s_service_rows(const pv_broker_stats_t *st, FILE *out)
 {
     fprintf(out, "%-10s %7s %7s %7s %4s %5s %8s %8s %8s %8s %9s %9s %9s %8s %7s %8s %7s %6s\n",
-            "SERVICE", "QUEUED", "BYTES", "LEASED", "WRKR", "CRED", "ENQ/s", "ACK/s", "P50ms",
+            "SERVICE", "QUEUED", "BYTES", "LEASED", "WRKR", "CAP", "ENQ/s", "ACK/s", "P50ms",
             "P99ms", "ENQUEUED", "DELIVERED", "ACKED", "REQUEUED", "EXPIRED", "REJECTED", "DROPPED",
             "DUPS");
     for (uint32_t i = 0; i < st->n_services; i++) {
@@ -127,7 +127,7 @@ static void s_worker_rows(const pv_broker_stats_t *st, FILE *out)
         return;
     }
     fprintf(out, "\n%-20s %-10s %-10s %-16s %8s %5s %7s %10s %8s\n", "WORKER", "SERVICE", "ROLE",
-            "HOST", "PID", "CRED", "LEASED", "COMPLETED", "LAST_HB");
+            "HOST", "PID", "CAP", "LEASED", "COMPLETED", "LAST_HB");
     for (uint32_t i = 0; i < st->n_workers; i++) {
         const pv_worker_stats_t *w = &st->workers[i];
         fprintf(out, "%-20.20s %-10.10s %-10.10s %-16.16s %8lld %5llu %7llu %10llu %6.0fms\n",

@@ -447,10 +447,15 @@ static void s_teardown(void *self)
 static int s_run(void *self)
 {
     judge_t *J = self;
-    PV_LOG_INFO("judge %s (estimator %s): k %u, max_segments %u, budget %llu steps, %u groups "
-                "at once, broker %s",
-                J->judge_name, J->rc.cfg.algorithm.adv_estimator, J->jo.k, J->jo.max_segments,
-                (unsigned long long)J->jo.verify_budget, J->n_slots, J->rc.cfg.broker.endpoint);
+    if (J->jo.prover)
+        PV_LOG_INFO("judge %s (estimator %s): k %u, max_segments %u, budget %llu steps, %u groups "
+                    "at once, broker %s",
+                    J->judge_name, J->rc.cfg.algorithm.adv_estimator, J->jo.k, J->jo.max_segments,
+                    (unsigned long long)J->jo.verify_budget, J->n_slots, J->rc.cfg.broker.endpoint);
+    else
+        PV_LOG_INFO("no judging (estimator %s): groups go to the learner as they are, %u at once, "
+                    "broker %s",
+                    J->rc.cfg.algorithm.adv_estimator, J->n_slots, J->rc.cfg.broker.endpoint);
     uint64_t start = pv_mono_ms(), last = start, groups_before = 0;
     int status = 0;
     while (!pv_role_should_stop(&J->rc)) {

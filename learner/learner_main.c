@@ -61,8 +61,12 @@ typedef struct s_learner {
     pv_run_totals_t run;
     uint64_t step;     /* iterations done */
     double recent[10]; /* training success of the last 10 iterations (ring) */
-    uint64_t n_done;   /* iterations this process ran (a resumed run starts at 0) */
+    uint64_t n_done;   /* iterations whose training success is in `recent` (whole run) */
     uint64_t t0_ms;
+    /* a resumed run continues the counters of the run that wrote its checkpoint */
+    uint64_t base_rollout, base_verify; /* env steps before this process */
+    double base_wall_s;                 /* wall time before this process */
+    bool skip_first_eval;               /* the resumed step was evaluated already */
     char dir[PV_CONFIG_STR_MAX];
 } s_learner_t;
 
@@ -183,6 +187,50 @@ static pv_err_t s_checkpoint(s_learner_t *s, pv_errmsg_t *em)
     return err;
 }
 
+/* After a resume: continue the counters, curves and summary means of the run that wrote the
+ * checkpoint, from the metrics.jsonl beside it (pv_report_history). Without one the
+ * counters start at zero, as said in the log. */
+static void s_take_history(s_learner_t *s)
+{
+    char path[PV_CONFIG_STR_MAX + 32];
+    const char *ckpt = s->rc.cfg.learner.resume, *slash = strrchr(ckpt, '/');
+    snprintf(path, sizeof path, "%.*s%smetrics.jsonl", slash ? (int)(slash - ckpt) : 0, ckpt,
+             slash ? "/" : "");
+    pv_run_history_t h;
+    pv_errmsg_t em = {{0}};
+    if (pv_report_history(path, s->step, &h, &em) != PV_OK) {
+        PV_LOG_WARN("no history of the resumed run (%s): environment steps, wall time and the "
+                    "summary's means start from this process",
+                    em.text);
+        return;
+    }
+    s->base_rollout = h.rollout_env_steps;
+    s->base_verify = h.verify_env_steps;
+    s->base_wall_s = h.wall_s;
+    s->run.rollout_env_steps = h.rollout_env_steps;
+    s->run.verify_env_steps = h.verify_env_steps;
+    s->run.wall_s = h.wall_s;
+    if (h.eval_first.greedy >= 0) {
+        s->run.eval_first = h.eval_first;
+        s->run.eval_last = h.eval_last;
+    }
+    s->skip_first_eval = h.eval_last_iteration == (int64_t)s->step;
+    memcpy(s->recent, h.recent, sizeof s->recent);
+    s->n_done = h.n_train;
+    if (h.n_train) {
+        size_t n = h.n_train < 10 ? (size_t)h.n_train : 10;
+        double sum = 0;
+        for (size_t i = 0; i < n; i++)
+            sum += s->recent[i];
+        s->run.train_first = h.train_first;
+        s->run.train_last = sum / (double)n;
+    }
+    PV_LOG_INFO("continuing %s: %llu training lines, %llu + %llu env steps, %.0f s so far%s", path,
+                (unsigned long long)h.n_train, (unsigned long long)h.rollout_env_steps,
+                (unsigned long long)h.verify_env_steps, h.wall_s,
+                h.bad_lines ? " (some lines were not JSON and were skipped)" : "");
+}
+
 static pv_err_t s_resume_or_init(s_learner_t *s, pv_errmsg_t *em)
 {
     const pv_config_t *c = &s->rc.cfg;
@@ -194,6 +242,7 @@ static pv_err_t s_resume_or_init(s_learner_t *s, pv_errmsg_t *em)
         s->step = meta.step;
         PV_LOG_INFO("resumed from %s at iteration %llu, v%llu", c->learner.resume,
                     (unsigned long long)s->step, (unsigned long long)pv_policy_version(s->policy));
+        s_take_history(s);
         return PV_OK;
     }
     if (c->policy.init_checkpoint[0]) {
@@ -260,7 +309,7 @@ static pv_err_t s_eval(s_learner_t *s, pv_errmsg_t *em)
     if (s->run.eval_first.greedy < 0)
         s->run.eval_first = r;
     s->run.eval_last = r;
-    s->run.wall_s = (double)(pv_mono_ms() - s->t0_ms) / 1000.0;
+    s->run.wall_s = s->base_wall_s + (double)(pv_mono_ms() - s->t0_ms) / 1000.0;
     return pv_report_eval(s->metrics, s->step, pv_policy_version(s->policy), &r,
                           (uint64_t)c->learner.eval_tasks, &s->run);
 }
@@ -353,7 +402,7 @@ static pv_err_t s_run(s_learner_t *s, pv_errmsg_t *em)
                 (long long)c->learner.batch_groups, (long long)c->actor.group_size,
                 (long long)c->run.iterations);
     s->t0_ms = pv_mono_ms();
-    if (c->learner.eval_every > 0 && (err = s_eval(s, em)))
+    if (c->learner.eval_every > 0 && !s->skip_first_eval && (err = s_eval(s, em)))
         return err;
     while (s->step < (uint64_t)c->run.iterations) {
         err = s_collect(s, em);
@@ -378,10 +427,10 @@ static pv_err_t s_run(s_learner_t *s, pv_errmsg_t *em)
             return err;
         s->step++;
         const pv_intake_stats_t *b = pv_intake_stats(s->intake), *t = pv_intake_totals(s->intake);
-        s->run.rollout_env_steps = t->steps + t->dropped_steps;
-        s->run.verify_env_steps = t->verify_env_steps;
+        s->run.rollout_env_steps = s->base_rollout + t->steps + t->dropped_steps;
+        s->run.verify_env_steps = s->base_verify + t->verify_env_steps;
         s->run.iterations = s->step;
-        s->run.wall_s = (double)(pv_mono_ms() - s->t0_ms) / 1000.0;
+        s->run.wall_s = s->base_wall_s + (double)(pv_mono_ms() - s->t0_ms) / 1000.0;
         double success = b->trajectories ? (double)b->won / (double)b->trajectories : 0.0;
         /* the summary's training success: means over the first and the last 10 iterations
          * (one batch is too noisy to quote) */

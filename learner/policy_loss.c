@@ -63,15 +63,16 @@ pv_err_t pv_actor_loss_f64(const pv_actor_loss_opts_t *opts, size_t rows, size_t
     out->loss = out->pg_loss;
     size_t n = rows * L;
     double *w = NULL;
-    if (opts->entropy_coeff != 0 || opts->use_kl) {
+    if (entropy || opts->use_kl) {
         w = malloc(3 * n * sizeof *w);
         if (!w)
             return pv_errf(em, PV_ERR_NOMEM, "actor loss: no memory for %zu tokens", n);
     }
     if (grad_entropy)
         memset(grad_entropy, 0, n * sizeof *grad_entropy);
-    if (opts->entropy_coeff != 0) {
+    if (entropy) /* reported whenever given, as verl logs actor/entropy without the bonus */
         out->entropy = pv_agg_loss_f64(&opts->pg.agg, rows, L, entropy, response_mask, w);
+    if (opts->entropy_coeff != 0) {
         out->loss -= opts->entropy_coeff * out->entropy;
         if (grad_entropy)
             for (size_t k = 0; k < n; k++)

@@ -106,7 +106,7 @@ typedef struct pv_actor_loss_opts {
 typedef struct pv_actor_loss_out {
     double loss;    /* the optimised scalar */
     double pg_loss; /* PPO part */
-    double entropy; /* agg(entropy), 0 without entropy */
+    double entropy; /* agg(entropy) whenever entropy is given (the bonus or not); 0 without */
     double kl;      /* agg(kl), 0 without KL */
     pv_pg_metrics_t pg;
 } pv_actor_loss_out_t;

@@ -16,10 +16,10 @@
 
 static void s_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: prover-adv [--estimator grpo|drgrpo|rloo|reinforce_plus_plus_baseline|gigpo]\n"
-            "                  [--dtype float64|float32] [FILE | -]\n"
-            "Reads a case in verl's tensor convention (JSON) and prints the result as JSON.\n");
+    fprintf(f, "usage: prover-adv [--estimator "
+               "grpo|prover|drgrpo|rloo|reinforce_plus_plus_baseline|gigpo]\n"
+               "                  [--dtype float64|float32] [FILE | -]\n"
+               "Reads a case in verl's tensor convention (JSON) and prints the result as JSON.\n");
 }
 
 int main(int argc, char **argv)

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
@@ -20,6 +21,61 @@ static void s_set_precision(json_t *o, const pv_intake_stats_t *s)
         o, "judge_precision",
         s->precision_samples ? (double)s->precision_hits / (double)s->precision_samples : NAN);
     json_object_set_new(o, "precision_samples", json_integer((json_int_t)s->precision_samples));
+}
+
+static double s_get_real(const json_t *o, const char *key, double fallback)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : fallback;
+}
+
+pv_err_t pv_report_history(const char *metrics_path, uint64_t step, pv_run_history_t *h,
+                           pv_errmsg_t *em)
+{
+    *h = (pv_run_history_t){.eval_first = {-1, -1},
+                            .eval_last = {-1, -1},
+                            .eval_last_iteration = -1,
+                            .train_first = -1};
+    FILE *f = fopen(metrics_path, "r");
+    if (!f)
+        return pv_errf(em, PV_ERR_IO, "%s: %s", metrics_path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    double first_sum = 0;
+    while (getline(&line, &cap, f) > 0) {
+        json_t *o = json_loads(line, 0, NULL);
+        if (!json_is_object(o)) {
+            h->bad_lines++;
+            json_decref(o);
+            continue;
+        }
+        const char *kind = json_string_value(json_object_get(o, "kind"));
+        double it = s_get_real(o, "iteration", -1);
+        if (kind && it >= 0 && it <= (double)step) {
+            if (strcmp(kind, "train") == 0) {
+                double sr = s_get_real(o, "success_rate", 0);
+                h->rollout_env_steps = (uint64_t)s_get_real(o, "cum_rollout_env_steps", 0);
+                h->verify_env_steps = (uint64_t)s_get_real(o, "cum_verify_env_steps", 0);
+                h->wall_s = s_get_real(o, "wall_s", h->wall_s);
+                if (h->n_train < 10) {
+                    first_sum += sr;
+                    h->train_first = first_sum / (double)(h->n_train + 1);
+                }
+                h->recent[h->n_train++ % 10] = sr;
+            } else if (strcmp(kind, "eval") == 0) {
+                pv_eval_result_t r = {s_get_real(o, "success_rate", 0),
+                                      s_get_real(o, "success_rate_sampled", -1)};
+                if (h->eval_first.greedy < 0)
+                    h->eval_first = r;
+                h->eval_last = r;
+                h->eval_last_iteration = (int64_t)it;
+            }
+        }
+        json_decref(o);
+    }
+    free(line);
+    fclose(f);
+    return PV_OK;
 }
 
 pv_err_t pv_report_iteration(pv_metrics_t *m, uint64_t iteration, uint64_t iterations,

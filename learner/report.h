@@ -47,6 +47,27 @@ typedef struct pv_run_totals {
     size_t gigpo_steps, gigpo_step_groups, gigpo_grouped_steps;
 } pv_run_totals_t;
 
+/* What a resumed run takes over from the run that wrote its checkpoint, read back from that
+ * run's metrics.jsonl, so its counters, curves and summary continue instead of restarting
+ * at zero. Only lines of iterations 1 .. step count (a crashed run may have gone further
+ * than its last checkpoint). */
+typedef struct pv_run_history {
+    uint64_t rollout_env_steps, verify_env_steps; /* cum_* of the last train line */
+    double wall_s;                                /* its wall_s */
+    pv_eval_result_t eval_first, eval_last;       /* greedy < 0 when there was none */
+    int64_t eval_last_iteration;                  /* -1 when there was none */
+    double train_first; /* mean success_rate of the first 10 train lines; < 0: none */
+    double recent[10];  /* success_rate of train line i (0-based) at recent[i % 10] */
+    uint64_t n_train;   /* train lines read */
+    uint64_t bad_lines; /* lines that were not JSON objects (skipped) */
+} pv_run_history_t;
+
+/* Read `metrics_path` up to iteration `step` into *h. An eval line without
+ * success_rate_sampled (written before it existed) gives sampled = -1.
+ * Errors: PV_ERR_IO (the file cannot be read; *h is then empty), PV_ERR_NOMEM. */
+pv_err_t pv_report_history(const char *metrics_path, uint64_t step, pv_run_history_t *h,
+                           pv_errmsg_t *em);
+
 /* Write the "train" line of one iteration and log its progress line. */
 pv_err_t pv_report_iteration(pv_metrics_t *m, uint64_t iteration, uint64_t iterations,
                              uint64_t version, const pv_intake_stats_t *batch,

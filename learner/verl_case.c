@@ -208,7 +208,13 @@ static pv_err_t s_advantage(const json_t *c, const char *estimator, bool f32, js
     bool gigpo = json_object_get(c, "step_rewards") != NULL;
     pv_adv_estimator_t est = PV_ADV_GRPO;
     const char *name = estimator ? estimator : s_str(c, "adv_estimator", NULL);
-    pv_err_t rc = name ? pv_adv_estimator_parse(name, &est, em) : PV_OK;
+    /* "prover", the pipeline's name: GRPO plus the segments of the "prover" object */
+    bool prover_name = name && strcmp(name, "prover") == 0;
+    bool has_prover = json_object_get(c, "prover") != NULL;
+    pv_err_t rc = name && !prover_name ? pv_adv_estimator_parse(name, &est, em) : PV_OK;
+    if (rc == PV_OK && prover_name && !has_prover)
+        rc = pv_errf(em, PV_ERR_PARSE,
+                     "estimator prover needs a \"prover\" object (lambda, sign, apply, segments)");
     if (!name && gigpo)
         est = PV_ADV_GIGPO;
     est = pv_adv_estimator_select(est, s_bool(c, "norm_adv_by_std_in_grpo", true));
@@ -262,7 +268,10 @@ static pv_err_t s_advantage(const json_t *c, const char *estimator, bool f32, js
     if (rc == PV_OK) {
         json_object_set_new(out, "advantages", s_json_mat(&adv, f32));
         json_object_set_new(out, "returns", s_json_mat(&adv, f32));
-        json_object_set_new(out, "estimator", json_string(pv_adv_estimator_name(est)));
+        char label[64];
+        snprintf(label, sizeof label, "%s%s", prover_name ? "prover" : pv_adv_estimator_name(est),
+                 has_prover && !prover_name ? "+prover" : "");
+        json_object_set_new(out, "estimator", json_string(label));
     }
     for (size_t i = 0; anchors && i < r.rows; i++)
         free(anchors[i]);

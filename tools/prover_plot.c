@@ -6,7 +6,8 @@
  *
  * Plots success rate against the x axis (default: environment steps, rollouts and
  * verification together): each run's training success (sampled, per iteration) as a line
- * and its greedy held-out evaluations as points (--series keeps one of the two; --logx puts
+ * and its held-out evaluations as points, greedy and (when recorded) sampled (--series keeps
+ * one of the two kinds; --logx puts
  * the x axis on a log scale, where points at x = 0 are not drawn). A run
  * argument is a metrics.jsonl file or a run folder containing one; "=LABEL" names it in the
  * legend (default: the folder name). --cost draws instead a bar chart of each run's
@@ -31,7 +32,7 @@ typedef struct s_run {
     char path[1024];
     char label[256];
     char train_dat[1100], eval_dat[1100];
-    int n_train, n_eval;
+    int n_train, n_eval, n_sampled; /* n_sampled: eval lines with success_rate_sampled */
 } s_run_t;
 
 static int s_usage(void)
@@ -43,7 +44,10 @@ static int s_usage(void)
 }
 
 /* Write "x y" lines of `kind` records to dat; returns the count or -1. */
-static int s_extract(const char *metrics, const char *kind, const char *xkey, const char *dat)
+/* Points of `kind` lines into dat: x, success_rate, the mean of the last 10, and
+ * success_rate_sampled (NaN when absent; *n_sampled counts the others, may be NULL). */
+static int s_extract(const char *metrics, const char *kind, const char *xkey, const char *dat,
+                     int *n_sampled)
 {
     FILE *in = fopen(metrics, "r");
     if (!in) {
@@ -78,7 +82,11 @@ static int s_extract(const char *metrics, const char *kind, const char *xkey, co
             for (int i = 0; i < (n < 10 ? n : 10); i++)
                 mean += win[i];
             mean /= n < 10 ? n : 10;
-            fprintf(out, "%.17g %.17g %.17g\n", json_number_value(x), json_number_value(y), mean);
+            json_t *sy = json_object_get(o, "success_rate_sampled");
+            if (json_is_number(sy) && n_sampled)
+                (*n_sampled)++;
+            fprintf(out, "%.17g %.17g %.17g %.17g\n", json_number_value(x), json_number_value(y),
+                    mean, json_is_number(sy) ? json_number_value(sy) : NAN);
         }
         json_decref(o);
     }
@@ -187,8 +195,11 @@ static int s_curves(s_run_t *runs, int n_runs, const char *dir, const char *out,
     for (int i = 0; i < n_runs; i++) {
         snprintf(runs[i].train_dat, sizeof runs[i].train_dat, "%s/train%d.dat", dir, i);
         snprintf(runs[i].eval_dat, sizeof runs[i].eval_dat, "%s/eval%d.dat", dir, i);
-        runs[i].n_train = train ? s_extract(runs[i].path, "train", xkey, runs[i].train_dat) : 0;
-        runs[i].n_eval = eval ? s_extract(runs[i].path, "eval", xkey, runs[i].eval_dat) : 0;
+        runs[i].n_train =
+            train ? s_extract(runs[i].path, "train", xkey, runs[i].train_dat, NULL) : 0;
+        runs[i].n_sampled = 0;
+        runs[i].n_eval =
+            eval ? s_extract(runs[i].path, "eval", xkey, runs[i].eval_dat, &runs[i].n_sampled) : 0;
         if (runs[i].n_train < 0 || runs[i].n_eval < 0)
             status = 2;
         drawn += runs[i].n_train > 0 || runs[i].n_eval > 0;
@@ -230,6 +241,13 @@ static int s_curves(s_run_t *runs, int n_runs, const char *dir, const char *out,
                             "title '%s%s'",
                             sep, runs[i].eval_dat, i + 1, train ? 2 : 1, train ? 1 : 2,
                             runs[i].label, train ? " eval (greedy, held-out)" : "");
+                    sep = ", ";
+                }
+                if (runs[i].n_sampled > 0) {
+                    fprintf(gp,
+                            "%s'%s' using 1:4 with linespoints pt 6 ps 1.2 lc %d dt 3 lw %d "
+                            "title '%s eval (sampled, held-out)'",
+                            sep, runs[i].eval_dat, i + 1, train ? 1 : 2, runs[i].label);
                     sep = ", ";
                 }
             }

@@ -11,7 +11,8 @@ would: the summary, the metrics lines and the broker's counters.
            policy's
   faults   kill -9 of one actor and one verifier mid-run: the run completes, the broker
            re-queues the dead verifier's lease, no job is dropped, no group counted twice
-  resume   a run resumed from a checkpoint continues at the next iteration and version
+  resume   a run resumed from a checkpoint continues at the next iteration and version, and
+           its environment steps, wall time and summary continue the first run's
   addpool  a verifier pool started later with its own mpirun (cluster/add-verifiers)
            receives the current weights from the broker relay and takes the jobs
   crash    the broker cannot bind its port (taken): it stops every role at once and
@@ -257,11 +258,19 @@ def scenario_resume(tmp):
           "the resumed run did not continue the policy version")
     sb = b.summary()
     check(sb["iterations"] == 45, "summary iterations off")
-    # a resumed run's training means cover only its own iterations (15 here)
+    # the resumed run continues the first one's counters (from the metrics.jsonl beside the
+    # checkpoint): environment steps and wall time go on, the summary's means cover the run
+    train_a = [x for x in a.metrics() if x["kind"] == "train"]
+    for key in ("cum_rollout_env_steps", "cum_verify_env_steps", "wall_s"):
+        check(train_b[0][key] > last_a[key], "%s restarted: %s after %s" % (
+            key, train_b[0][key], last_a[key]))
+    check(sb["rollout_env_steps"] == train_b[-1]["cum_rollout_env_steps"] > last_a["cum_rollout_env_steps"],
+          "summary rollout steps do not continue the first run's")
     last = sum(x["success_rate"] for x in train_b[-10:]) / 10
-    first = sum(x["success_rate"] for x in train_b[:10]) / 10
+    first = sum(x["success_rate"] for x in train_a[:10]) / 10
     check(abs(sb["train_success_last"] - last) < 1e-9 and abs(sb["train_success_first"] - first) < 1e-9,
-          "resumed run's train_success_first/last off")
+          "resumed run's train_success_first/last off: %.4f/%.4f, metrics say %.4f/%.4f" % (
+              sb["train_success_first"], sb["train_success_last"], first, last))
 
 
 def scenario_addpool(tmp):
