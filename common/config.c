@@ -1,6 +1,7 @@
 /* config.c - the key table, YAML loading (libyaml), overrides and dumps; see config.h. */
 #include "common/config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -280,10 +281,52 @@ static pv_err_t s_set(pv_config_t *cfg, const s_key_t *k, const char *value, con
     return PV_ERR_INTERNAL;
 }
 
+/* True when `word` occurs in `text` as a whole word: not inside a longer identifier (a '.'
+ * before it is allowed: "verl-agent algorithm.gigpo.mode" holds "gigpo.mode"). */
+static bool s_has_word(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = text; n && (p = strstr(p, word)) != NULL; p++) {
+        bool left = p == text || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
+        char r = p[n];
+        if (left && !(isalnum((unsigned char)r) || r == '_' ||
+                      (r == '.' && isalnum((unsigned char)p[n + 1]))))
+            return true;
+    }
+    return false;
+}
+
+/* A name with more dots than section.key, as verl / Hydra spell theirs
+ * ("actor_rollout_ref.rollout.temperature"): point at our key of that meaning, found by a
+ * key named like its last part, else a key whose description cites the dotted tail. */
+static pv_err_t s_nested_key(const char *dotted, pv_errmsg_t *em)
+{
+    const char *last = strrchr(dotted, '.') + 1, *tail = last - 1;
+    while (tail > dotted && tail[-1] != '.')
+        tail--; /* the last two parts: "rollout.temperature" */
+    size_t hit = S_N_KEYS;
+    for (size_t i = 0; i < S_N_KEYS && hit == S_N_KEYS; i++)
+        if (strcmp(s_keys[i].key, last) == 0)
+            hit = i;
+    for (size_t i = 0; i < S_N_KEYS && hit == S_N_KEYS; i++)
+        if (s_has_word(s_keys[i].doc, tail))
+            hit = i;
+    if (hit < S_N_KEYS)
+        return pv_errf(em, PV_ERR_CONFIG,
+                       "'%s': prover's keys are section.key=value (verl's nested names are not "
+                       "read); did you mean '%s.%s'?",
+                       dotted, s_keys[hit].section, s_keys[hit].key);
+    return pv_errf(em, PV_ERR_CONFIG,
+                   "'%s': expected section.key=value (`prover-config --describe` lists the keys)",
+                   dotted);
+}
+
 pv_err_t pv_config_set(pv_config_t *cfg, const char *dotted, const char *value, pv_errmsg_t *em)
 {
     const char *dot = dotted ? strchr(dotted, '.') : NULL;
-    if (!dot || dot == dotted || !dot[1] || strchr(dot + 1, '.'))
+    if (dot && dot != dotted && dot[1] && strchr(dot + 1, '.'))
+        return s_nested_key(dotted, em);
+    if (!dot || dot == dotted || !dot[1])
         return pv_errf(em, PV_ERR_CONFIG, "'%s': expected section.key=value", dotted ? dotted : "");
     char section[64];
     size_t slen = (size_t)(dot - dotted);

@@ -133,6 +133,31 @@ static void test_errors_name_key_type_and_line(void **state)
     unlink(s_path);
 }
 
+/* verl / Hydra nested names are refused, pointing at the key of that meaning: by the last
+ * part's key name, else by the verl name the key's description cites. */
+static void test_nested_verl_names(void **state)
+{
+    (void)state;
+    pv_config_t c;
+    pv_config_defaults(&c);
+    const char *cases[][2] = {
+        {"actor_rollout_ref.rollout.temperature", "'actor.temperature'"},
+        {"actor_rollout_ref.actor.clip_ratio_low", "'learner.clip_ratio_low'"},
+        {"algorithm.gigpo.step_advantage_w", "'algorithm.gigpo_step_weight'"},
+        {"algorithm.gigpo.mode", "'algorithm.gigpo_mode'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        pv_errmsg_t em = {{0}};
+        assert_int_equal(pv_config_set(&c, cases[i][0], "1", &em), PV_ERR_CONFIG);
+        assert_non_null(strstr(em.text, cases[i][0]));
+        assert_non_null(strstr(em.text, cases[i][1]));
+    }
+    pv_errmsg_t em = {{0}};
+    assert_int_equal(pv_config_set(&c, "a.b.nothing_like_it", "1", &em), PV_ERR_CONFIG);
+    assert_non_null(strstr(em.text, "expected section.key=value"));
+    assert_null(strstr(em.text, "did you mean"));
+}
+
 static void test_yaml_round_trip_is_exact(void **state)
 {
     (void)state;
@@ -183,6 +208,7 @@ int main(void)
         cmocka_unit_test(test_defaults_follow_the_key_table),
         cmocka_unit_test(test_file_then_overrides),
         cmocka_unit_test(test_errors_name_key_type_and_line),
+        cmocka_unit_test(test_nested_verl_names),
         cmocka_unit_test(test_yaml_round_trip_is_exact),
         cmocka_unit_test(test_get_text),
     };
