@@ -62,3 +62,34 @@ void pv_metrics_set_real(json_t *obj, const char *key, double value)
 {
     json_object_set_new(obj, key, isfinite(value) ? json_real(value) : json_null());
 }
+
+pv_err_t pv_metrics_read(const char *path, pv_metrics_line_fn fn, void *ctx, pv_errmsg_t *em)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return pv_errf(em, PV_ERR_IO, "%s: %s", path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0, lineno = 0;
+    pv_err_t rc = PV_OK;
+    while (rc == PV_OK && getline(&line, &cap, f) > 0) {
+        lineno++;
+        json_error_t je;
+        json_t *o = json_loads(line, 0, &je);
+        if (o && !json_is_object(o)) {
+            json_decref(o);
+            o = NULL;
+            snprintf(je.text, sizeof je.text, "not a JSON object");
+        }
+        rc = fn(o, lineno, o ? NULL : je.text, ctx);
+        json_decref(o);
+    }
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+double pv_metrics_num(const json_t *obj, const char *key, double fallback)
+{
+    const json_t *v = json_object_get(obj, key);
+    return json_is_number(v) ? json_number_value(v) : fallback;
+}

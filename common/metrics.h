@@ -34,4 +34,16 @@ unsigned long pv_metrics_lines(const pv_metrics_t *m);
  * metrics that may be undefined, e.g. a success rate over zero episodes). */
 void pv_metrics_set_real(json_t *obj, const char *key, double value);
 
+/* Read a metrics file back, line by line: fn(obj, lineno, why, ctx) for every line, in
+ * order, lineno counting from 1. obj is the line's JSON object (borrowed for the call), or
+ * NULL when the line is not one, with `why` saying what is wrong (jansson's message).
+ * A non-PV_OK return from fn stops the walk and is returned. Errors: PV_ERR_IO (the file
+ * cannot be opened; the path in `em`), fn's. */
+typedef pv_err_t (*pv_metrics_line_fn)(const json_t *obj, size_t lineno, const char *why,
+                                       void *ctx);
+pv_err_t pv_metrics_read(const char *path, pv_metrics_line_fn fn, void *ctx, pv_errmsg_t *em);
+
+/* The number `key` of obj, or `fallback` when it is missing, null or not a number. */
+double pv_metrics_num(const json_t *obj, const char *key, double fallback);
+
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/arena.h"
+#include "common/env/strpool.h"
 #include "common/rng.h"
 #include "common/wire/wire.h"
 #include "learner/traj_wire.h"
@@ -107,21 +108,6 @@ static bool s_seen_insert(pv_intake_t *in, uint64_t id, pv_err_t *err)
     return true;
 }
 
-static pv_err_t s_grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return PV_OK;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q)
-        return PV_ERR_NOMEM;
-    *p = q;
-    *cap = c;
-    return PV_OK;
-}
-
 static void s_count_steps(pv_intake_t *in, const pv_wire_rollout_group_t *g)
 {
     uint64_t n = 0;
@@ -218,9 +204,9 @@ pv_err_t pv_intake_add(pv_intake_t *in, const uint8_t *payload, size_t len, uint
         return PV_OK;
     }
     /* accepted: rows, segments, numbers */
-    if ((err = s_grow((void **)&in->rows, &in->cap_rows, in->n_rows + nt, sizeof *in->rows)) ||
-        (err = s_grow((void **)&in->segs, &in->cap_segs, in->n_segs + cg->n_segments,
-                      sizeof *in->segs)))
+    if ((err = pv_grow((void **)&in->rows, &in->cap_rows, in->n_rows + nt, sizeof *in->rows)) ||
+        (err = pv_grow((void **)&in->segs, &in->cap_segs, in->n_segs + cg->n_segments,
+                       sizeof *in->segs)))
         return err;
     pv_intake_stats_t gs;
     s_stats_clear(&gs);

@@ -23,59 +23,59 @@ static void s_set_precision(json_t *o, const pv_intake_stats_t *s)
     json_object_set_new(o, "precision_samples", json_integer((json_int_t)s->precision_samples));
 }
 
-static double s_get_real(const json_t *o, const char *key, double fallback)
+typedef struct s_history_ctx {
+    pv_run_history_t *h;
+    uint64_t step;
+    double first_sum;
+} s_history_ctx_t;
+
+static pv_err_t s_history_line(const json_t *o, size_t lineno, const char *why, void *ctx_)
 {
-    const json_t *v = json_object_get(o, key);
-    return json_is_number(v) ? json_number_value(v) : fallback;
+    (void)lineno, (void)why;
+    s_history_ctx_t *ctx = ctx_;
+    pv_run_history_t *h = ctx->h;
+    if (!o) {
+        h->bad_lines++;
+        return PV_OK;
+    }
+    const char *kind = json_string_value(json_object_get(o, "kind"));
+    double it = pv_metrics_num(o, "iteration", -1);
+    if (!kind || it < 0 || it > (double)ctx->step)
+        return PV_OK;
+    if (strcmp(kind, "train") == 0) {
+        double sr = pv_metrics_num(o, "success_rate", 0);
+        h->rollout_env_steps = (uint64_t)pv_metrics_num(o, "cum_rollout_env_steps", 0);
+        h->verify_env_steps = (uint64_t)pv_metrics_num(o, "cum_verify_env_steps", 0);
+        h->wall_s = pv_metrics_num(o, "wall_s", h->wall_s);
+        if (h->n_train < 10) {
+            ctx->first_sum += sr;
+            h->train_first = ctx->first_sum / (double)(h->n_train + 1);
+        }
+        h->recent[h->n_train++ % 10] = sr;
+    } else if (strcmp(kind, "eval") == 0) {
+        pv_eval_result_t r = {pv_metrics_num(o, "success_rate", 0),
+                              pv_metrics_num(o, "success_rate_sampled", -1)};
+        if (h->eval_first.greedy < 0)
+            h->eval_first = r;
+        h->eval_last = r;
+        h->eval_last_iteration = (int64_t)it;
+    }
+    return PV_OK;
 }
 
 pv_err_t pv_report_history(const char *metrics_path, uint64_t step, pv_run_history_t *h,
                            pv_errmsg_t *em)
 {
-    *h = (pv_run_history_t){.eval_first = {-1, -1},
-                            .eval_last = {-1, -1},
-                            .eval_last_iteration = -1,
-                            .train_first = -1};
-    FILE *f = fopen(metrics_path, "r");
-    if (!f)
-        return pv_errf(em, PV_ERR_IO, "%s: %s", metrics_path, strerror(errno));
-    char *line = NULL;
-    size_t cap = 0;
-    double first_sum = 0;
-    while (getline(&line, &cap, f) > 0) {
-        json_t *o = json_loads(line, 0, NULL);
-        if (!json_is_object(o)) {
-            h->bad_lines++;
-            json_decref(o);
-            continue;
-        }
-        const char *kind = json_string_value(json_object_get(o, "kind"));
-        double it = s_get_real(o, "iteration", -1);
-        if (kind && it >= 0 && it <= (double)step) {
-            if (strcmp(kind, "train") == 0) {
-                double sr = s_get_real(o, "success_rate", 0);
-                h->rollout_env_steps = (uint64_t)s_get_real(o, "cum_rollout_env_steps", 0);
-                h->verify_env_steps = (uint64_t)s_get_real(o, "cum_verify_env_steps", 0);
-                h->wall_s = s_get_real(o, "wall_s", h->wall_s);
-                if (h->n_train < 10) {
-                    first_sum += sr;
-                    h->train_first = first_sum / (double)(h->n_train + 1);
-                }
-                h->recent[h->n_train++ % 10] = sr;
-            } else if (strcmp(kind, "eval") == 0) {
-                pv_eval_result_t r = {s_get_real(o, "success_rate", 0),
-                                      s_get_real(o, "success_rate_sampled", -1)};
-                if (h->eval_first.greedy < 0)
-                    h->eval_first = r;
-                h->eval_last = r;
-                h->eval_last_iteration = (int64_t)it;
-            }
-        }
-        json_decref(o);
-    }
-    free(line);
-    fclose(f);
-    return PV_OK;
+    static const pv_run_history_t none = {.eval_first = {-1, -1},
+                                          .eval_last = {-1, -1},
+                                          .eval_last_iteration = -1,
+                                          .train_first = -1};
+    *h = none;
+    s_history_ctx_t ctx = {.h = h, .step = step};
+    pv_err_t rc = pv_metrics_read(metrics_path, s_history_line, &ctx, em);
+    if (rc != PV_OK)
+        *h = none;
+    return rc;
 }
 
 pv_err_t pv_report_iteration(pv_metrics_t *m, uint64_t iteration, uint64_t iterations,

@@ -8,11 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/metrics.h"
+
 /* A number of `o`, or NaN when the key is missing, null or not a number. */
 static double s_num(const json_t *o, const char *key)
 {
-    const json_t *v = json_object_get(o, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
+    return pv_metrics_num(o, key, NAN);
 }
 
 static pv_err_t s_push(pv_ev_point_t **a, size_t *n, size_t *cap, pv_ev_point_t p)
@@ -29,37 +30,40 @@ static pv_err_t s_push(pv_ev_point_t **a, size_t *n, size_t *cap, pv_ev_point_t 
     return PV_OK;
 }
 
+typedef struct s_read_ctx {
+    pv_ev_run_t *r;
+    size_t cap_eval, cap_train;
+} s_read_ctx_t;
+
+/* One line of metrics.jsonl onto the curves (lines that are not objects are skipped). */
+static pv_err_t s_metrics_line(const json_t *o, size_t lineno, const char *why, void *ctx_)
+{
+    (void)lineno, (void)why;
+    s_read_ctx_t *ctx = ctx_;
+    pv_ev_run_t *r = ctx->r;
+    const char *kind = json_string_value(json_object_get(o, "kind"));
+    pv_ev_point_t p = {.iteration = s_num(o, "iteration"),
+                       .env_steps = s_num(o, "total_env_steps"),
+                       .success = s_num(o, "success_rate"),
+                       .rollout = s_num(o, "cum_rollout_env_steps"),
+                       .verify = s_num(o, "cum_verify_env_steps"),
+                       .reward = s_num(o, "mean_reward")};
+    bool ok = kind && isfinite(p.iteration) && isfinite(p.env_steps) && isfinite(p.success);
+    if (ok && strcmp(kind, "eval") == 0) {
+        p.rollout = p.verify = p.reward = 0;
+        return s_push(&r->eval, &r->n_eval, &ctx->cap_eval, p);
+    }
+    if (ok && strcmp(kind, "train") == 0 && isfinite(p.rollout) && isfinite(p.verify) &&
+        isfinite(p.reward))
+        return s_push(&r->train, &r->n_train, &ctx->cap_train, p);
+    return PV_OK;
+}
+
 /* The curves of metrics.jsonl. */
 static pv_err_t s_read_metrics(const char *path, pv_ev_run_t *r, pv_errmsg_t *em)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return pv_errf(em, PV_ERR_IO, "%s: %s", path, strerror(errno));
-    char *line = NULL;
-    size_t line_cap = 0, cap_eval = 0, cap_train = 0;
-    pv_err_t rc = PV_OK;
-    while (rc == PV_OK && getline(&line, &line_cap, f) > 0) {
-        json_t *o = json_loads(line, 0, NULL);
-        const char *kind = json_string_value(json_object_get(o, "kind"));
-        pv_ev_point_t p = {.iteration = s_num(o, "iteration"),
-                           .env_steps = s_num(o, "total_env_steps"),
-                           .success = s_num(o, "success_rate"),
-                           .rollout = s_num(o, "cum_rollout_env_steps"),
-                           .verify = s_num(o, "cum_verify_env_steps"),
-                           .reward = s_num(o, "mean_reward")};
-        bool ok = kind && isfinite(p.iteration) && isfinite(p.env_steps) && isfinite(p.success);
-        if (ok && strcmp(kind, "eval") == 0) {
-            p.rollout = p.verify = p.reward = 0;
-            rc = s_push(&r->eval, &r->n_eval, &cap_eval, p);
-        } else if (ok && strcmp(kind, "train") == 0 && isfinite(p.rollout) && isfinite(p.verify) &&
-                   isfinite(p.reward)) {
-            rc = s_push(&r->train, &r->n_train, &cap_train, p);
-        }
-        json_decref(o);
-    }
-    free(line);
-    fclose(f);
-    return rc;
+    s_read_ctx_t ctx = {.r = r};
+    return pv_metrics_read(path, s_metrics_line, &ctx, em);
 }
 
 pv_err_t pv_ev_run_load(const char *dir, pv_ev_run_t *out, pv_errmsg_t *em)

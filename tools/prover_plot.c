@@ -26,6 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/metrics.h"
+
 #define S_MAX_RUNS 32
 
 typedef struct s_run {
@@ -43,85 +45,86 @@ static int s_usage(void)
     return 2;
 }
 
-/* Write "x y" lines of `kind` records to dat; returns the count or -1. */
+typedef struct s_extract_ctx {
+    const char *metrics, *kind, *xkey;
+    FILE *out;
+    int n, *n_sampled;
+    double win[10]; /* the last 10 values: column 3 is their mean (training curves are one
+                     * noisy batch per point) */
+} s_extract_ctx_t;
+
+static pv_err_t s_extract_line(const json_t *o, size_t lineno, const char *why, void *ctx_)
+{
+    s_extract_ctx_t *c = ctx_;
+    if (!o) {
+        fprintf(stderr, "prover-plot: %s:%zu: not JSON (%s); line skipped\n", c->metrics, lineno,
+                why);
+        return PV_OK;
+    }
+    const char *k = json_string_value(json_object_get(o, "kind"));
+    json_t *x = json_object_get(o, c->xkey), *y = json_object_get(o, "success_rate");
+    if (!k || strcmp(k, c->kind) != 0 || !json_is_number(x) || !json_is_number(y))
+        return PV_OK;
+    c->win[c->n % 10] = json_number_value(y);
+    c->n++;
+    int m = c->n < 10 ? c->n : 10;
+    double mean = 0;
+    for (int i = 0; i < m; i++)
+        mean += c->win[i];
+    double sampled = pv_metrics_num(o, "success_rate_sampled", NAN);
+    if (isfinite(sampled) && c->n_sampled)
+        (*c->n_sampled)++;
+    fprintf(c->out, "%.17g %.17g %.17g %.17g\n", json_number_value(x), json_number_value(y),
+            mean / m, sampled);
+    return PV_OK;
+}
+
 /* Points of `kind` lines into dat: x, success_rate, the mean of the last 10, and
- * success_rate_sampled (NaN when absent; *n_sampled counts the others, may be NULL). */
+ * success_rate_sampled (NaN when absent; *n_sampled counts the others, may be NULL).
+ * Returns the count, or -1 when a file cannot be opened. */
 static int s_extract(const char *metrics, const char *kind, const char *xkey, const char *dat,
                      int *n_sampled)
 {
-    FILE *in = fopen(metrics, "r");
-    if (!in) {
-        fprintf(stderr, "prover-plot: %s: %s\n", metrics, strerror(errno));
+    s_extract_ctx_t c = {.metrics = metrics, .kind = kind, .xkey = xkey, .n_sampled = n_sampled};
+    if (!(c.out = fopen(dat, "w")))
         return -1;
-    }
-    FILE *out = fopen(dat, "w");
-    if (!out) {
-        fclose(in);
-        return -1;
-    }
-    char *line = NULL;
-    size_t cap = 0;
-    int n = 0, lineno = 0;
-    double win[10] = {0}; /* the last 10 values: column 3 is their mean (training curves are
-                           * one noisy batch per point) */
-    while (getline(&line, &cap, in) > 0) {
-        lineno++;
-        json_error_t je;
-        json_t *o = json_loads(line, 0, &je);
-        if (!o) {
-            fprintf(stderr, "prover-plot: %s:%d: not JSON (%s); line skipped\n", metrics, lineno,
-                    je.text);
-            continue;
-        }
-        const char *k = json_string_value(json_object_get(o, "kind"));
-        json_t *x = json_object_get(o, xkey), *y = json_object_get(o, "success_rate");
-        if (k && strcmp(k, kind) == 0 && json_is_number(x) && json_is_number(y)) {
-            win[n % 10] = json_number_value(y);
-            n++;
-            double mean = 0;
-            for (int i = 0; i < (n < 10 ? n : 10); i++)
-                mean += win[i];
-            mean /= n < 10 ? n : 10;
-            json_t *sy = json_object_get(o, "success_rate_sampled");
-            if (json_is_number(sy) && n_sampled)
-                (*n_sampled)++;
-            fprintf(out, "%.17g %.17g %.17g %.17g\n", json_number_value(x), json_number_value(y),
-                    mean, json_is_number(sy) ? json_number_value(sy) : NAN);
-        }
-        json_decref(o);
-    }
-    free(line);
-    fclose(in);
-    fclose(out);
-    return n;
+    pv_errmsg_t em = {{0}};
+    pv_err_t rc = pv_metrics_read(metrics, s_extract_line, &c, &em);
+    fclose(c.out);
+    if (rc != PV_OK)
+        fprintf(stderr, "prover-plot: %s\n", em.text);
+    return rc == PV_OK ? c.n : -1;
+}
+
+typedef struct s_cost_ctx {
+    double rollout, verify;
+    int found;
+} s_cost_ctx_t;
+
+static pv_err_t s_cost_line(const json_t *o, size_t lineno, const char *why, void *ctx_)
+{
+    (void)lineno, (void)why;
+    s_cost_ctx_t *c = ctx_;
+    double r = pv_metrics_num(o, "cum_rollout_env_steps", NAN),
+           v = pv_metrics_num(o, "cum_verify_env_steps", NAN);
+    if (isfinite(r) && isfinite(v))
+        *c = (s_cost_ctx_t){r, v, 1};
+    return PV_OK;
 }
 
 /* The last record of `metrics` with cumulative rollout and verification steps: 1 found,
  * 0 none, -1 unreadable. */
 static int s_last_cost(const char *metrics, double *rollout, double *verify)
 {
-    FILE *in = fopen(metrics, "r");
-    if (!in) {
-        fprintf(stderr, "prover-plot: %s: %s\n", metrics, strerror(errno));
+    s_cost_ctx_t c = {0};
+    pv_errmsg_t em = {{0}};
+    if (pv_metrics_read(metrics, s_cost_line, &c, &em) != PV_OK) {
+        fprintf(stderr, "prover-plot: %s\n", em.text);
         return -1;
     }
-    char *line = NULL;
-    size_t cap = 0;
-    int found = 0;
-    while (getline(&line, &cap, in) > 0) {
-        json_t *o = json_loads(line, 0, NULL);
-        json_t *r = json_object_get(o, "cum_rollout_env_steps");
-        json_t *v = json_object_get(o, "cum_verify_env_steps");
-        if (json_is_number(r) && json_is_number(v)) {
-            *rollout = json_number_value(r);
-            *verify = json_number_value(v);
-            found = 1;
-        }
-        json_decref(o);
-    }
-    free(line);
-    fclose(in);
-    return found;
+    *rollout = c.rollout;
+    *verify = c.verify;
+    return c.found;
 }
 
 /* A label for a gnuplot string in double quotes: quotes and backslashes become '_'. */

@@ -415,16 +415,21 @@ static pv_err_t s_save(const void *ep, uint8_t *buf, size_t cap, size_t *len)
     return PV_OK;
 }
 
+/* The part both keys share: `salt`, the task and the outcome flags. */
+static uint64_t s_key_head(const s_env_t *e, uint64_t salt)
+{
+    uint64_t ids[4] = {e->k_split, e->k_task, e->k_seed,
+                       (uint64_t)(e->won ? S_FLAG_WON : 0) | (e->done ? S_FLAG_DONE : 0)};
+    return pv_env_key_mix(salt, ids, sizeof ids);
+}
+
 /* Key of the world state: the task, the fact bitsets and the outcome flags, not n_steps. */
 static uint64_t s_state_key(const void *ep)
 {
     const s_env_t *e = ep;
     if (!e->started)
         return 0;
-    uint64_t ids[4] = {e->k_split, e->k_task, e->k_seed,
-                       (uint64_t)(e->won ? S_FLAG_WON : 0) | (e->done ? S_FLAG_DONE : 0)};
-    uint64_t k = pv_env_key_mix(0x616c66776f726c64ULL, ids, sizeof ids);
-    k = pv_env_key_mix(k, e->fd, 8u * e->g->n_words);
+    uint64_t k = pv_env_key_mix(s_key_head(e, 0x616c66776f726c64ULL), e->fd, 8u * e->g->n_words);
     return pv_env_key_mix(k, e->neg, 8u * e->g->n_words);
 }
 
@@ -434,9 +439,7 @@ static uint64_t s_task_key(const void *ep)
     const s_env_t *e = ep;
     if (!e->started)
         return 0;
-    uint64_t ids[4] = {e->k_split, e->k_task, e->k_seed,
-                       (uint64_t)(e->won ? S_FLAG_WON : 0) | (e->done ? S_FLAG_DONE : 0)};
-    uint64_t k = pv_env_key_mix(0x616c667461736bULL, ids, sizeof ids);
+    uint64_t k = s_key_head(e, 0x616c667461736bULL);
     for (uint32_t i = 0; i < e->g->n_words; i++) {
         uint64_t w = e->fd[i] & e->g->task_mask[i];
         k = pv_env_key_mix(k, &w, sizeof w);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static pv_err_t s_grow(void **data, size_t *cap, size_t need, size_t elem)
+pv_err_t pv_grow(void **data, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
         return PV_OK;
@@ -51,7 +51,7 @@ pv_err_t pv_strpool_addn(pv_strpool_t *p, const char *s, size_t n, uint32_t *off
 {
     if (p->len + n + 1 > UINT32_MAX)
         return PV_ERR_LIMIT;
-    pv_err_t rc = s_grow((void **)&p->data, &p->cap, p->len + n + 1, 1);
+    pv_err_t rc = pv_grow((void **)&p->data, &p->cap, p->len + n + 1, 1);
     if (rc)
         return rc;
     memcpy(p->data + p->len, s, n);
@@ -68,7 +68,7 @@ pv_err_t pv_strpool_add(pv_strpool_t *p, const char *s, uint32_t *off)
 
 pv_err_t pv_u32vec_push(pv_u32vec_t *v, uint32_t x)
 {
-    pv_err_t rc = s_grow((void **)&v->data, &v->cap, v->len + 1, sizeof *v->data);
+    pv_err_t rc = pv_grow((void **)&v->data, &v->cap, v->len + 1, sizeof *v->data);
     if (rc)
         return rc;
     v->data[v->len++] = x;

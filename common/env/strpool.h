@@ -40,6 +40,11 @@ static inline const char *pv_strpool_get(const pv_strpool_t *p, uint32_t off)
     return p->data + off;
 }
 
+/* Make room for `need` records of `elem` bytes in *data (capacity *cap records, doubled from
+ * 256 until it holds them; contents kept, new records not zeroed). Errors: PV_ERR_NOMEM (the
+ * array is unchanged). */
+pv_err_t pv_grow(void **data, size_t *cap, size_t need, size_t elem);
+
 /* Make room for record `n` of an array of `elem`-byte records (doubling *cap), zero it and
  * return it; NULL when out of memory (the array is unchanged). */
 void *pv_grow_zeroed(void **data, size_t *cap, size_t n, size_t elem);

@@ -433,19 +433,6 @@ static void test_sighup_reload(void **state)
     nf_kill(b.pid, SIGTERM); /* and the broker survived every reload */
 }
 
-/* Run a command; its output (stdout and stderr) into `out`; returns the exit status. */
-static int s_run(const char *cmd, char *out, size_t cap)
-{
-    char full[1200];
-    snprintf(full, sizeof full, "%s 2>&1", cmd);
-    FILE *p = popen(full, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, cap - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* A missing or malformed folder or file stops the broker (exit 2) with the file named;
  * clients and prover-stats say the same about their key files. */
 static void test_startup_errors(void **state)
@@ -475,7 +462,7 @@ static void test_startup_errors(void **state)
                  "'%s' broker.bind=tcp://127.0.0.1:* broker.metrics_port=0 "
                  "broker.curve_dir='%s'",
                  bin, bad);
-        int rc = s_run(cmd, out, sizeof out);
+        int rc = pv_test_run(cmd, out, sizeof out);
         if (rc != 2 || !strstr(out, cases[i].says) || !strstr(out, "broker.curve_dir"))
             fail_msg("case %zu: exit %d, '%s'", i, rc, out);
     }
@@ -491,7 +478,7 @@ static void test_startup_errors(void **state)
     assert_non_null(strstr(em.text, "ghost.key"));
     assert_null(w);
     snprintf(cmd, sizeof cmd, "'%s' broker.curve_dir='%s' --timeout 100", stats_bin, path);
-    assert_int_equal(s_run(cmd, out, sizeof out), 2);
+    assert_int_equal(pv_test_run(cmd, out, sizeof out), 2);
     assert_non_null(strstr(out, "server.pub"));
 }
 

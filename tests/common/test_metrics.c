@@ -73,8 +73,53 @@ static void test_lines_read_back(void **state)
     assert_non_null(strstr(em.text, "/nonexistent/dir/m.jsonl"));
 }
 
+typedef struct s_seen {
+    size_t lines, objects, bad_line;
+    double sum;
+    char why[160];
+} s_seen_t;
+
+static pv_err_t s_line(const json_t *o, size_t lineno, const char *why, void *ctx)
+{
+    s_seen_t *s = ctx;
+    s->lines++;
+    if (!o) {
+        s->bad_line = lineno;
+        snprintf(s->why, sizeof s->why, "%s", why);
+        return PV_OK;
+    }
+    s->objects++;
+    s->sum += pv_metrics_num(o, "x", 0) + pv_metrics_num(o, "missing", 100);
+    return lineno == 4 ? PV_ERR_DATA : PV_OK; /* stop the walk at line 4 */
+}
+
+/* pv_metrics_read: every line in order with its number, non-objects flagged with the
+ * parser's reason, the callback's error stops the walk; a missing file is PV_ERR_IO. */
+static void test_read(void **state)
+{
+    (void)state;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/pv_test_metrics_r%d.jsonl", (int)getpid());
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"x\": 1}\n{\"x\": \"two\"}\n{\"x\": 3, \"tr\n{\"x\": 4}\n{\"x\": 5}\n", f);
+    fclose(f);
+    s_seen_t s = {0};
+    assert_int_equal(pv_metrics_read(path, s_line, &s, NULL), PV_ERR_DATA);
+    assert_int_equal(s.lines, 4);
+    assert_int_equal(s.objects, 3);
+    assert_int_equal(s.bad_line, 3);
+    assert_true(s.why[0] != '\0');
+    assert_true(fabs(s.sum - (1 + 0 + 4 + 300)) < 1e-12); /* "two" is not a number: 0 */
+    unlink(path);
+    pv_errmsg_t em = {{0}};
+    assert_int_equal(pv_metrics_read(path, s_line, &s, &em), PV_ERR_IO);
+    assert_non_null(strstr(em.text, path));
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_lines_read_back)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_lines_read_back),
+                                       cmocka_unit_test(test_read)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 static inline int pv_test_shared(const char *rel, char *buf, size_t cap)
 {
@@ -43,6 +44,25 @@ static inline int pv_test_tmpdir(char *dir, size_t cap, const char *tag)
 {
     snprintf(dir, cap, "/tmp/pv_test_%s_XXXXXX", tag);
     return mkdtemp(dir) ? 0 : -1;
+}
+
+/* Run a shell command with stderr joined to stdout; up to cap - 1 bytes of the output go to
+ * `out` (NUL-terminated; out NULL = discarded). Returns the exit status, -1 when the command
+ * did not exit normally or could not be started. */
+static inline int pv_test_run(const char *cmd, char *out, size_t cap)
+{
+    char full[4200], sink[256];
+    snprintf(full, sizeof full, "%s 2>&1", cmd);
+    FILE *p = popen(full, "r");
+    if (!p)
+        return -1;
+    size_t n = fread(out ? out : sink, 1, out ? cap - 1 : sizeof sink - 1, p);
+    if (out)
+        out[n] = '\0';
+    while (fread(sink, 1, sizeof sink, p) > 0) /* drain the rest */
+        ;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 /* Remove a test directory with everything in it (rm -rf); 0 on success. */

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -44,14 +43,8 @@ static int s_teardown(void **state)
 static int s_run(const fx_t *fx, const char *args, char *out, size_t cap)
 {
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", fx->bin, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out ? out : cmd, 1, out ? cap - 1 : sizeof cmd - 1, p);
-    if (out)
-        out[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    snprintf(cmd, sizeof cmd, "'%s' %s", fx->bin, args);
+    return pv_test_run(cmd, out, cap);
 }
 
 static mode_t s_mode(const fx_t *fx, const char *rel)
