@@ -68,8 +68,8 @@ typedef struct s_view {
     double *adv;         /* (S) */
     int64_t *index;      /* (S) episode group */
     int64_t *step_group; /* (S) anchor-state group, numbered within its episode group */
-    int64_t *traj;       /* (S) trajectory (batch row) */
-    size_t *row, *t;     /* (S) where the step lives in the batch */
+    int64_t *traj;       /* (S) trajectory = its batch row */
+    size_t *t;           /* (S) the step's position in its row */
     const char **anchor; /* (S) */
     size_t *anchor_len;  /* (S) */
     float *reward;       /* (S) r_t, float32 as verl-agent's compute_step_discounted_returns */
@@ -80,7 +80,7 @@ typedef struct s_view {
 static pv_err_t s_view_alloc(s_view_t *v, size_t S)
 {
     /* the 8-byte arrays first, the float arrays last: every array stays aligned */
-    char *p = malloc(S * (4 * sizeof(double) + 3 * sizeof(int64_t) + 3 * sizeof(size_t) +
+    char *p = malloc(S * (4 * sizeof(double) + 3 * sizeof(int64_t) + 2 * sizeof(size_t) +
                           sizeof(char *) + 2 * sizeof(float)));
     if (!p)
         return PV_ERR_NOMEM;
@@ -88,7 +88,7 @@ static pv_err_t s_view_alloc(s_view_t *v, size_t S)
     v->score = (double *)p, v->step_reward = v->score + S, v->mask = v->step_reward + S;
     v->adv = v->mask + S;
     v->index = (int64_t *)(v->adv + S), v->step_group = v->index + S, v->traj = v->step_group + S;
-    v->row = (size_t *)(v->traj + S), v->t = v->row + S, v->anchor_len = v->t + S;
+    v->t = (size_t *)(v->traj + S), v->anchor_len = v->t + S;
     v->anchor = (const char **)(v->anchor_len + S);
     v->reward = (float *)(v->anchor + S), v->ret = v->reward + S;
     return PV_OK;
@@ -138,7 +138,7 @@ static size_t s_fill(s_view_t *v, const pv_batch_t *b, const pv_traj_t *trajs, c
             v->mask[k] = 1.0;
             v->index[k] = b->index[i];
             v->traj[k] = (int64_t)i;
-            v->row[k] = i, v->t[k] = t;
+            v->t[k] = t;
             v->reward[k] = (float)b->token_level_rewards[i * L + t];
             if (a == PV_GIGPO_ANCHOR_STATE) {
                 v->anchor[k] = (const char *)&tr->state_keys[t];
@@ -168,17 +168,17 @@ static pv_err_t s_group(s_view_t *v, size_t a, size_t e, const pv_gigpo_opts_t *
                               v->adv + a, em);
     if (rc != PV_OK)
         return rc;
-    /* labels are 0 .. n_labels - 1 by first occurrence: count them and their sizes */
-    int64_t n_labels = 0;
+    /* labels are 0 .. n_labels - 1 (< m) by first occurrence: count them and their sizes */
+    size_t *size = calloc(m, sizeof *size), n_labels = 0;
+    if (!size)
+        return pv_errf(em, PV_ERR_NOMEM, "gigpo: no memory for %zu step groups", m);
     for (size_t k = a; k < e; k++)
-        n_labels = v->step_group[k] + 1 > n_labels ? v->step_group[k] + 1 : n_labels;
-    st->step_groups += (size_t)n_labels;
-    for (size_t k = a; k < e; k++) {
-        size_t size = 0;
-        for (size_t j = a; j < e; j++)
-            size += v->step_group[j] == v->step_group[k];
-        st->grouped_steps += size > 1;
-    }
+        if (size[v->step_group[k]]++ == 0)
+            n_labels++;
+    st->step_groups += n_labels;
+    for (size_t k = a; k < e; k++)
+        st->grouped_steps += size[v->step_group[k]] > 1;
+    free(size);
     return PV_OK;
 }
 
@@ -219,7 +219,7 @@ pv_err_t pv_batch_gigpo(pv_batch_t *b, const pv_traj_t *trajs, size_t n, const p
     if (rc == PV_OK) {
         memset(b->advantages, 0, b->rows * b->L * sizeof *b->advantages);
         for (size_t k = 0; k < S; k++)
-            b->advantages[v.row[k] * b->L + v.t[k]] = v.adv[k];
+            b->advantages[(size_t)v.traj[k] * b->L + v.t[k]] = v.adv[k];
         st->steps = S;
     }
     free(v.block);
