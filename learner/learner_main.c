@@ -187,6 +187,16 @@ static pv_err_t s_checkpoint(s_learner_t *s, pv_errmsg_t *em)
     return err;
 }
 
+/* Mean training success over the ring of the last (up to) 10 iterations; n_done > 0. */
+static double s_recent_mean(const s_learner_t *s)
+{
+    size_t n = s->n_done < 10 ? (size_t)s->n_done : 10;
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += s->recent[i];
+    return sum / (double)n;
+}
+
 /* After a resume: continue the counters, curves and summary means of the run that wrote the
  * checkpoint, from the metrics.jsonl beside it (pv_report_history). Without one the
  * counters start at zero, as said in the log. */
@@ -218,12 +228,8 @@ static void s_take_history(s_learner_t *s)
     memcpy(s->recent, h.recent, sizeof s->recent);
     s->n_done = h.n_train;
     if (h.n_train) {
-        size_t n = h.n_train < 10 ? (size_t)h.n_train : 10;
-        double sum = 0;
-        for (size_t i = 0; i < n; i++)
-            sum += s->recent[i];
         s->run.train_first = h.train_first;
-        s->run.train_last = sum / (double)n;
+        s->run.train_last = s_recent_mean(s);
     }
     PV_LOG_INFO("continuing %s: %llu training lines, %llu + %llu env steps, %.0f s so far%s", path,
                 (unsigned long long)h.n_train, (unsigned long long)h.rollout_env_steps,
@@ -435,11 +441,7 @@ static pv_err_t s_run(s_learner_t *s, pv_errmsg_t *em)
         /* the summary's training success: means over the first and the last 10 iterations
          * (one batch is too noisy to quote) */
         s->recent[s->n_done++ % 10] = success;
-        size_t n_recent = s->n_done < 10 ? (size_t)s->n_done : 10;
-        double sum = 0;
-        for (size_t i = 0; i < n_recent; i++)
-            sum += s->recent[i];
-        s->run.train_last = sum / (double)n_recent;
+        s->run.train_last = s_recent_mean(s);
         if (s->n_done <= 10)
             s->run.train_first = s->run.train_last;
         if ((err = pv_report_iteration(s->metrics, s->step, (uint64_t)c->run.iterations,
