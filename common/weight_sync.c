@@ -66,7 +66,7 @@ static pv_err_t s_node_init(ws_node_t *n, MPI_Comm comm, int root, size_t n_para
         n->n_chunks = (uint32_t)((n->bytes + o.chunk_bytes - 1) / o.chunk_bytes);
         n->fanout = o.fanout;
     }
-    n->ok_buf = n->front_buf = n->bad_buf = n->latest_buf = n->last_parent = -1;
+    n->ok_buf = n->front_buf = n->bad_buf = n->latest_buf = n->last_parent = n->back_buf = -1;
     n->cut = calloc((size_t)size, 1);
     n->out = calloc((size_t)size, sizeof *n->out);
     n->ctrl_buf = malloc(n->msg_bytes + 256); /* room to see an oversized rogue message */

@@ -138,6 +138,7 @@ typedef struct ws_node {
     ws_report_t rrecv;
     uint64_t *settled; /* (size) newest version each rank reported */
     int latest_buf;
+    int back_buf; /* taken by pv_wsync_pub_back, not published yet (-1 = none) */
     uint64_t latest_v;
     MPI_Request *stop_req; /* (size) */
     ws_msg_t stop_msg;

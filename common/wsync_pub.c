@@ -119,28 +119,78 @@ void pv_wsync_pub_destroy(pv_wsync_pub_t **pub)
     *pub = NULL;
 }
 
-pv_err_t pv_wsync_publish(pv_wsync_pub_t *self, uint64_t version, const float *params)
+/* Make buffer `b` the latest version (under the lock). Errors: PV_ERR_INVAL (version not
+ * increasing), the node's sticky error. */
+static pv_err_t s_take_version(ws_node_t *n, uint64_t version, int b)
 {
-    ws_node_t *n = &self->n;
+    if (n->err != PV_OK)
+        return n->err;
+    if (version == 0 || (n->latest_buf >= 0 && version <= n->latest_v))
+        return PV_ERR_INVAL;
+    ws_buf_unref(n, n->latest_buf); /* the previous latest is pinned by its sends only */
+    n->latest_buf = b;
+    n->latest_v = version;
+    n->bufs[b].version = version;
+    n->st.published++;
+    return PV_OK;
+}
+
+/* The buffer of a new `version`, made the latest: a fresh one (copying publish) or the back
+ * buffer, which then belongs to the sends. Errors: PV_ERR_INVAL (version not increasing; no
+ * back buffer taken), PV_ERR_NOMEM, the node's sticky error. */
+static pv_err_t s_claim(ws_node_t *n, uint64_t version, bool back, int *out)
+{
     pthread_mutex_lock(&n->mu);
     if (!n->threaded)
         ws_step(n);
-    pv_err_t rc = n->err;
-    int b = -1;
-    if (rc == PV_OK && (version == 0 || (n->latest_buf >= 0 && version <= n->latest_v)))
-        rc = PV_ERR_INVAL;
-    if (rc == PV_OK && (b = ws_buf_get(n, version)) < 0)
-        rc = PV_ERR_NOMEM;
-    if (rc == PV_OK) {
-        ws_buf_unref(n, n->latest_buf); /* the previous latest is pinned by its sends only */
-        n->latest_buf = b;
-        n->latest_v = version;
-        n->st.published++;
-    }
+    int b = n->err != PV_OK ? -1 : back ? n->back_buf : ws_buf_get(n, 0);
+    pv_err_t rc = n->err != PV_OK ? n->err
+                  : b < 0         ? (back ? PV_ERR_INVAL : PV_ERR_NOMEM)
+                                  : s_take_version(n, version, b);
+    if (rc == PV_OK && back)
+        n->back_buf = -1;
+    else if (rc != PV_OK && b >= 0 && !back)
+        ws_buf_unref(n, b);
     pthread_mutex_unlock(&n->mu);
+    *out = b;
+    return rc;
+}
+
+/* Chunks [0, ready) of the latest buffer are in place: start and pump the sends. */
+static void s_ready(ws_node_t *n, ws_buf_t *buf, uint32_t ready)
+{
+    pthread_mutex_lock(&n->mu);
+    bool first = buf->ready == 0;
+    buf->ready = ready;
+    if (first)
+        ws_schedule(n);
+    ws_pump_outs(n, ws_now_ms());
+    pthread_mutex_unlock(&n->mu);
+}
+
+/* The checksum is known: the END messages can go. */
+static pv_err_t s_sealed(ws_node_t *n, ws_buf_t *buf, uint64_t sum)
+{
+    pthread_mutex_lock(&n->mu);
+    buf->checksum = sum;
+    buf->have_sum = true;
+    buf->filling = false;
+    ws_pump_outs(n, ws_now_ms());
+    n->st.lagging = ws_pub_lagging(n);
+    pv_err_t rc = n->err;
+    pthread_mutex_unlock(&n->mu);
+    return rc;
+}
+
+pv_err_t pv_wsync_publish(pv_wsync_pub_t *self, uint64_t version, const float *params)
+{
+    ws_node_t *n = &self->n;
+    int b = -1;
+    pv_err_t rc = s_claim(n, version, false, &b);
     if (rc != PV_OK)
         return rc;
-    /* the snapshot, chunk by chunk: each chunk is hashed while in cache and sent on at once */
+    /* the snapshot, chunk by chunk: each chunk is sent on as soon as it is copied, and hashed
+     * afterwards while it is still in cache (the checksum only travels in END) */
     ws_buf_t *buf = &n->bufs[b];
     pv_checksum_state_t *hs = n->in[0].hs;
     pv_checksum_reset(hs);
@@ -148,26 +198,51 @@ pv_err_t pv_wsync_publish(pv_wsync_pub_t *self, uint64_t version, const float *p
     for (uint32_t i = 0; i < n->n_chunks; i++) {
         size_t off = (size_t)i * n->chunk_bytes, len = ws_chunk_len(n, i);
         memcpy(buf->bytes + off, src + off, len);
-        pv_checksum_update(hs, buf->bytes + off, len);
-        if (i == 0 && n->corrupt_version == version)
-            buf->bytes[0] ^= 0x01; /* test hook: a byte flipped after the checksum */
-        pthread_mutex_lock(&n->mu);
-        buf->ready = i + 1;
-        if (i == 0)
-            ws_schedule(n);
-        ws_pump_outs(n, ws_now_ms());
-        pthread_mutex_unlock(&n->mu);
+        bool corrupt = i == 0 && n->corrupt_version == version;
+        if (corrupt) { /* test hook: a byte flipped after the checksum, before it is sent */
+            pv_checksum_update(hs, buf->bytes + off, len);
+            buf->bytes[0] ^= 0x01;
+        }
+        s_ready(n, buf, i + 1);
+        if (!corrupt)
+            pv_checksum_update(hs, buf->bytes + off, len);
     }
-    uint64_t sum = pv_checksum_digest(hs);
+    return s_sealed(n, buf, pv_checksum_digest(hs));
+}
+
+float *pv_wsync_pub_back(pv_wsync_pub_t *self)
+{
+    ws_node_t *n = &self->n;
     pthread_mutex_lock(&n->mu);
-    buf->checksum = sum;
-    buf->have_sum = true;
-    buf->filling = false;
-    ws_pump_outs(n, ws_now_ms());
-    n->st.lagging = ws_pub_lagging(n);
-    rc = n->err;
+    if (n->back_buf < 0 && n->err == PV_OK)
+        n->back_buf = ws_buf_get(n, 0); /* version 0: never a source of sends */
+    float *p = n->back_buf >= 0 ? (float *)(void *)n->bufs[n->back_buf].bytes : NULL;
     pthread_mutex_unlock(&n->mu);
-    return rc;
+    return p;
+}
+
+pv_err_t pv_wsync_publish_back(pv_wsync_pub_t *self, uint64_t version)
+{
+    ws_node_t *n = &self->n;
+    int b = -1;
+    pv_err_t rc = s_claim(n, version, true, &b);
+    if (rc != PV_OK)
+        return rc;
+    ws_buf_t *buf = &n->bufs[b];
+    pv_checksum_state_t *hs = n->in[0].hs;
+    pv_checksum_reset(hs);
+    if (n->corrupt_version == version) { /* test hook: hashed first, then a byte flipped */
+        pv_checksum_update(hs, buf->bytes, n->bytes);
+        buf->bytes[0] ^= 0x01;
+        s_ready(n, buf, n->n_chunks);
+        return s_sealed(n, buf, pv_checksum_digest(hs));
+    }
+    /* every chunk is in place: all sends start now, and the checksum is computed while the
+     * children read them; a chunk at a time so that the helper's pumping interleaves */
+    s_ready(n, buf, n->n_chunks);
+    for (uint32_t i = 0; i < n->n_chunks; i++)
+        pv_checksum_update(hs, buf->bytes + (size_t)i * n->chunk_bytes, ws_chunk_len(n, i));
+    return s_sealed(n, buf, pv_checksum_digest(hs));
 }
 
 pv_err_t pv_wsync_stop(pv_wsync_pub_t *self, int timeout_ms, int *n_unreached)

@@ -4,8 +4,10 @@
  *   mpirun -np 4 build/tests/bench_weight_sync [--chunk KiB] [--fanout K] [--rounds N]
  *                                               [--thread -1] [MiB ...]
  * (default sizes 1 4 16 64). Rank 0 prints, per size: the median seconds per round of each
- * method, the tree's median over the Bcast's (the ratio), and the cost of one XXH3 of the
- * version on one core (what each rank spends verifying, if it could not overlap it).
+ * method, the tree's median over the Bcast's (the ratio) for pv_wsync_publish (it copies the
+ * parameters into its snapshot: "tree") and for the double buffer (pv_wsync_pub_back, then
+ * pv_wsync_publish_back: no copy, "tree0"), and the cost of one XXH3 of the version on one
+ * core (what each rank spends verifying, if it could not overlap it).
  * A round starts at a barrier and ends with the barrier every rank enters once it holds the
  * new version (subscribers: pv_wsync_wait returned it, verified), for both methods. */
 #include <mpi.h>
@@ -49,9 +51,11 @@ int main(int argc, char **argv)
     static const double defaults[] = {1, 4, 16, 64};
     int n_sizes = argc > first ? argc - first : 4;
     double *tb = calloc((size_t)rounds, sizeof *tb), *tw = calloc((size_t)rounds, sizeof *tw);
+    double *tz = calloc((size_t)rounds, sizeof *tz);
     if (rank == 0)
-        printf("%-6s %-5s %-6s %-6s %11s %11s %7s %11s  (xxh3: %s)\n", "MiB", "ranks", "chunk",
-               "fanout", "bcast s", "tree s", "ratio", "xxh3 s", pv_checksum_impl());
+        printf("%-6s %-5s %-6s %-6s %11s %11s %7s %11s %7s %11s  (xxh3: %s)\n", "MiB", "ranks",
+               "chunk", "fanout", "bcast s", "tree s", "ratio", "tree0 s", "ratio0", "xxh3 s",
+               pv_checksum_impl());
     for (int si = 0; si < n_sizes; si++) {
         double mib = argc > first ? atof(argv[first + si]) : defaults[si];
         size_t n = (size_t)(mib * 1024 * 1024 / 4);
@@ -72,17 +76,36 @@ int main(int argc, char **argv)
             double t1 = MPI_Wtime();
             if (rank == 0) {
                 p[0] = (float)r;
-                pv_wsync_publish(pub, (uint64_t)r + 1, p); /* the helper sends on */
+                pv_wsync_publish(pub, 2 * (uint64_t)r + 1, p); /* the helper sends on */
             } else {
                 uint64_t v = 0;
                 bool stop = false;
-                pv_wsync_wait(sub, (uint64_t)r + 1, -1, NULL, &v, &stop);
+                pv_wsync_wait(sub, 2 * (uint64_t)r + 1, -1, NULL, &v, &stop);
             }
             MPI_Barrier(MPI_COMM_WORLD);
             double t2 = MPI_Wtime();
+            /* the double buffer: the version is written into the publisher's back buffer
+             * (as the Bcast's bytes are in place before it starts), then sent uncopied */
+            if (rank == 0) {
+                float *q = pv_wsync_pub_back(pub);
+                memcpy(q, p, n * sizeof *p);
+                q[1] = (float)r;
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t3 = MPI_Wtime();
+            if (rank == 0) {
+                pv_wsync_publish_back(pub, 2 * (uint64_t)r + 2);
+            } else {
+                uint64_t v = 0;
+                bool stop = false;
+                pv_wsync_wait(sub, 2 * (uint64_t)r + 2, -1, NULL, &v, &stop);
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t4 = MPI_Wtime();
             if (r > 0) {
                 tb[r - 1] = t1 - t0;
                 tw[r - 1] = t2 - t1;
+                tz[r - 1] = t4 - t3;
             }
         }
         if (rank == 0) {
@@ -90,10 +113,10 @@ int main(int argc, char **argv)
             volatile uint64_t h = pv_checksum(p, n * 4);
             double th = MPI_Wtime() - t0;
             (void)h;
-            double mb = s_median(tb, rounds), mw = s_median(tw, rounds);
-            printf("%-6.1f %-5d %-6u %-6d %11.5f %11.5f %7.2f %11.5f\n", mib, size,
+            double mb = s_median(tb, rounds), mw = s_median(tw, rounds), mz = s_median(tz, rounds);
+            printf("%-6.1f %-5d %-6u %-6d %11.5f %11.5f %7.2f %11.5f %7.2f %11.5f\n", mib, size,
                    (opts.chunk_bytes ? opts.chunk_bytes : PV_WSYNC_CHUNK_DEFAULT) / 1024,
-                   opts.fanout ? opts.fanout : 2, mb, mw, mw / mb, th);
+                   opts.fanout ? opts.fanout : 2, mb, mw, mw / mb, mz, mz / mb, th);
             fflush(stdout);
             pv_wsync_stop(pub, 1000, NULL);
         } else {
@@ -108,6 +131,7 @@ int main(int argc, char **argv)
     }
     free(tb);
     free(tw);
+    free(tz);
     pv_mpi_finalize(10, 0);
     return 0;
 }

@@ -3,7 +3,8 @@
  * subscribers check that each applied version is whole, that versions only increase and
  * that the last one arrives. Modes (argv[1]):
  *   (none)    np 4: roles, whole and ordered versions, a corrupt version and a rogue message
- *             refused while the last good version stays;
+ *             refused while the last good version stays; in every mode every other
+ *             version is published from the back buffer (pv_wsync_publish_back, uncopied);
  *   nothread  the same without helper threads (progress inside the calls);
  *   kill      np 4, binary tree: rank 1 (a child of the root, parent of rank 3) is killed
  *             after version 3; ranks 2 and 3 still end on the last version;
@@ -102,15 +103,34 @@ static void s_settle(pv_wsync_pub_t *pub, uint32_t out)
     }
 }
 
+/* Publish version v: copied from p (pv_wsync_publish), or with `back` written into the
+ * publisher's back buffer and sent uncopied (pv_wsync_publish_back). A back buffer that a
+ * send still read would tear a version, which the subscribers check. */
+static void s_publish_one(pv_wsync_pub_t *pub, float *p, uint64_t v, bool back)
+{
+    if (!back) {
+        s_fill(p, v);
+        assert_int_equal(pv_wsync_publish(pub, v, p), PV_OK);
+        return;
+    }
+    float *b = pv_wsync_pub_back(pub);
+    assert_non_null(b);
+    assert_ptr_equal(pv_wsync_pub_back(pub), b); /* the same until published */
+    assert_int_equal(pv_wsync_publish_back(pub, v - 1), PV_ERR_INVAL); /* not increasing */
+    assert_ptr_equal(pv_wsync_pub_back(pub), b);                       /* and kept */
+    s_fill(b, v);
+    assert_int_equal(pv_wsync_publish_back(pub, v), PV_OK);
+    assert_int_equal(pv_wsync_publish_back(pub, v + 1), PV_ERR_INVAL); /* none taken */
+}
+
 /* The root side of a run of N_VERSIONS; the victim's fate is decided by the mode. */
 static void s_publish_all(MPI_Comm comm, float *p, pv_rng_t *rng, pid_t victim_pid)
 {
     pv_wsync_pub_t *pub = NULL;
     assert_int_equal(pv_wsync_pub_new(comm, 0, N_PARAMS, &s_opts, &pub), PV_OK);
     for (uint64_t v = 1; v <= N_VERSIONS; v++) {
-        s_fill(p, v);
-        assert_int_equal(pv_wsync_publish(pub, v, p), PV_OK);
-        if (v == 3 && s_victim() > 0) { /* the victim is about to die or stop */
+        s_publish_one(pub, p, v, v % 2 == 0); /* both ways, alternately */
+        if (v == 3 && s_victim() > 0) {       /* the victim is about to die or stop */
             int word = 0;
             MPI_Recv(&word, 1, MPI_INT, s_victim(), TAG_TEST, comm, MPI_STATUS_IGNORE);
         }
@@ -228,7 +248,8 @@ static void s_barrier(MPI_Comm comm, pv_wsync_pub_t *pub, pv_wsync_sub_t *sub)
 }
 
 /* A rogue message, then versions 1..4 with a byte of version 3 flipped in flight (after
- * the root computed its checksum): every subscriber refuses 3 and keeps 2, then takes 4. */
+ * the root computed its checksum): every subscriber refuses 3 and keeps 2, then takes 4.
+ * Versions 3 and 4 go out from the back buffer, uncopied. */
 static void test_corrupt_version_is_refused(void **state)
 {
     (void)state;
@@ -245,8 +266,7 @@ static void test_corrupt_version_is_refused(void **state)
         pv_wsync_pub_t *pub = NULL;
         assert_int_equal(pv_wsync_pub_new(comm, 0, N_PARAMS, &o, &pub), PV_OK);
         for (uint64_t v = 1; v <= 4; v++) {
-            s_fill(p, v);
-            assert_int_equal(pv_wsync_publish(pub, v, p), PV_OK);
+            s_publish_one(pub, p, v, v >= 3);                    /* 3 (corrupt) and 4 uncopied */
             assert_int_equal(pv_wsync_pub_wait(pub, -1), PV_OK); /* held or refused by all */
             s_barrier(comm, pub, NULL);
         }
