@@ -1,5 +1,6 @@
 /* eval_grid.c - reading a grid and computing its numbers; see eval_grid.h. */
 #include "tools/eval_grid.h"
+#include "tools/eval_stats.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -152,6 +153,7 @@ static pv_err_t s_load_config(pv_eg_t *g, const char *dir, pv_eg_config_t *c, pv
         char path[PATH_MAX];
         s_join(path, sizeof path, dir, seeds[i]);
         pv_errmsg_t why = {{0}};
+        snprintf(c->seed_names[c->n_ok], sizeof c->seed_names[c->n_ok], "%s", seeds[i]);
         pv_err_t r = pv_ev_run_load(path, &c->runs[c->n_ok], &why);
         if (r == PV_ERR_NOMEM)
             rc = r;
@@ -210,6 +212,8 @@ static void s_compute(pv_eg_env_t *e, double target)
             v[10][r] = run->final_score;
             v[11][r] = run->acceptance;
         }
+        for (size_t r = 0; r < cf->n_ok; r++)
+            cf->finals[r] = v[0][r];
         cf->final_success = s_stat(v[0], cf->n_ok);
         cf->at_updates = s_stat(v[1], cf->n_ok);
         cf->at_steps = s_stat(v[2], cf->n_ok);
@@ -223,6 +227,29 @@ static void s_compute(pv_eg_env_t *e, double target)
         cf->final_score = s_stat(v[10], cf->n_ok);
         cf->acceptance = s_stat(v[11], cf->n_ok);
     }
+}
+
+/* Each configuration's final success against grpo's (finals are finite: v[0] falls back
+ * to the last evaluation, which every run read has). */
+static pv_err_t s_against_grpo(pv_eg_env_t *e)
+{
+    const pv_eg_config_t *grpo = NULL;
+    for (size_t c = 0; c < e->n_configs && !grpo; c++)
+        if (strcmp(e->configs[c].name, "grpo") == 0)
+            grpo = &e->configs[c];
+    for (size_t c = 0; c < e->n_configs; c++) {
+        pv_eg_config_t *cf = &e->configs[c];
+        cf->vs_grpo = (pv_eg_diff_t){0};
+        if (!grpo || cf == grpo || grpo->n_ok < 2 || cf->n_ok < 2)
+            continue;
+        pv_err_t rc =
+            pv_es_boot_diff(cf->finals, cf->n_ok, grpo->finals, grpo->n_ok, 0.95, PV_ES_RESAMPLES,
+                            PV_ES_SEED, &cf->vs_grpo.diff, &cf->vs_grpo.lo, &cf->vs_grpo.hi);
+        if (rc != PV_OK)
+            return rc;
+        cf->vs_grpo.have = true;
+    }
+    return PV_OK;
 }
 
 /* One environment folder: its configurations. */
@@ -289,7 +316,10 @@ pv_err_t pv_eg_load(const char *dir, double target, pv_eg_t **out, pv_errmsg_t *
         rc = s_load_env(g, path, e, em);
         if (rc == PV_OK && e->n_configs > 0) {
             s_compute(e, target);
-            g->n_envs++;
+            rc = s_against_grpo(e);
+            g->n_envs++; /* counted even on error: pv_eg_destroy frees it */
+            if (rc == PV_ERR_NOMEM)
+                pv_errf(em, rc, "%s: out of memory for the bootstrap", path);
         } else {
             s_env_free(e);
         }

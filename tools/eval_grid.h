@@ -16,11 +16,14 @@
  * sample std of: final success, success at `updates` updates, success at `steps`
  * environment steps, environment steps to reach `target` (over the seeds that reached it),
  * verification share, judge precision (over the seeds that measured it), environment
- * steps, wall time, and the mean training reward of the last PV_EG_TAIL updates.
+ * steps, wall time, and the mean training reward of the last PV_EG_TAIL updates; and when
+ * the environment has a configuration named "grpo", each other configuration's final
+ * success minus grpo's with its 95 % bootstrap interval over seeds (tools/eval_stats.h).
  */
 #ifndef PV_TOOLS_EVAL_GRID_H
 #define PV_TOOLS_EVAL_GRID_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
 
@@ -39,11 +42,21 @@ typedef struct pv_eg_stat {
     size_t n;
 } pv_eg_stat_t;
 
+/* A configuration's final success minus GRPO's, over seeds (tools/eval_stats.h). */
+typedef struct pv_eg_diff {
+    bool have;     /* both have >= 2 seeds, and this configuration is not grpo itself */
+    double diff;   /* mean final success minus grpo's mean */
+    double lo, hi; /* its 95 % percentile-bootstrap interval (PV_ES_RESAMPLES, PV_ES_SEED) */
+} pv_eg_diff_t;
+
 typedef struct pv_eg_config {
     char name[PV_EG_NAME_MAX];
     char overrides[1024]; /* overrides.txt, or "" */
     pv_ev_run_t runs[PV_EG_MAX_SEEDS];
-    size_t n_ok; /* runs read */
+    char seed_names[PV_EG_MAX_SEEDS][64]; /* the runs' folder names ("seed3") */
+    double finals[PV_EG_MAX_SEEDS];       /* the runs' final success (the final_success values) */
+    size_t n_ok;                          /* runs read */
+    pv_eg_diff_t vs_grpo;
     pv_eg_stat_t final_success, final_sampled, final_score, acceptance, at_updates, at_steps,
         to_target, verify_share, precision, env_steps, wall_s, train_reward;
 } pv_eg_config_t;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "tools/eval_grid.h"
+#include "tools/eval_stats.h"
 
 /* ---- mean curves ----------------------------------------------------------------------- */
 
@@ -140,11 +141,12 @@ static void s_table(FILE *f, const pv_eg_t *g, const pv_eg_env_t *e)
     s_si(steps, sizeof steps, e->steps);
     snprintf(target, sizeof target, "%.2f", g->target);
     fprintf(f,
-            "| configuration | seeds | final success | final success (sampled) | final score | "
+            "| configuration | seeds | final success | minus grpo (95%% CI) | final success "
+            "(sampled) | final score | "
             "success at %.0f updates | success at %s env steps | env steps to %s | verification "
             "share | judge precision | acceptance | env steps | train reward (last %d) | wall (s) "
             "|\n"
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
             e->updates, steps, target, PV_EG_TAIL);
     for (size_t c = 0; c < e->n_configs; c++) {
         const pv_eg_config_t *cf = &e->configs[c];
@@ -167,8 +169,13 @@ static void s_table(FILE *f, const pv_eg_t *g, const pv_eg_env_t *e)
         s_cell(cells[9], sizeof cells[9], &cf->final_sampled, S_RATE);
         s_cell(cells[10], sizeof cells[10], &cf->final_score, S_SECONDS); /* one decimal */
         s_cell(cells[11], sizeof cells[11], &cf->acceptance, S_PERCENT);
-        fprintf(f, "| %s | %zu | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-                cf->name, cf->n_ok, cells[0], cells[9], cells[10], cells[1], cells[2], cells[3],
+        char vs[96] = "—";
+        if (cf->vs_grpo.have)
+            snprintf(vs, sizeof vs, "%+.3f [%+.3f, %+.3f]", cf->vs_grpo.diff, cf->vs_grpo.lo,
+                     cf->vs_grpo.hi);
+        fprintf(f,
+                "| %s | %zu | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+                cf->name, cf->n_ok, cells[0], vs, cells[9], cells[10], cells[1], cells[2], cells[3],
                 cells[4], cells[5], cells[11], cells[6], cells[7], cells[8]);
     }
 }
@@ -217,8 +224,11 @@ pv_err_t pv_eg_write_markdown(const pv_eg_t *g, const char *dir, const char *com
             "reached it. *Judge precision*: the share of the judge's proposals that the oracle "
             "(the environment's expert) labels pivotal. *Train reward*: the sampled training "
             "batches' mean reward over the last updates (WebShop's graded score). Mean ± sample "
-            "std over seeds.\n",
-            slash && slash[1] ? slash + 1 : dir, when, machine, command, g->n_runs, g->target);
+            "std over seeds. *Minus grpo*: the final success's difference to the grpo "
+            "configuration's, with its 95%% percentile-bootstrap interval over seeds (%d "
+            "resamples; shown with 2 or more seeds on both sides).\n",
+            slash && slash[1] ? slash + 1 : dir, when, machine, command, g->n_runs, g->target,
+            PV_ES_RESAMPLES);
     for (size_t e = 0; e < g->n_envs; e++)
         s_env_section(f, g, &g->envs[e], plots);
     if (g->n_skipped) {
@@ -266,6 +276,20 @@ pv_err_t pv_eg_write_json(const pv_eg_t *g, const char *dir, const char *command
             json_object_set_new(jc, "overrides", json_string(cf->overrides));
             json_object_set_new(jc, "seeds", json_integer((json_int_t)cf->n_ok));
             json_object_set_new(jc, "final_success", s_jstat(&cf->final_success));
+            json_t *by = json_object();
+            for (size_t r = 0; r < cf->n_ok; r++)
+                json_object_set_new(by, cf->seed_names[r], json_real(cf->finals[r]));
+            json_object_set_new(jc, "final_success_by_seed", by);
+            json_t *vs = json_null();
+            if (cf->vs_grpo.have) {
+                vs = json_object();
+                json_object_set_new(vs, "diff", json_real(cf->vs_grpo.diff));
+                json_object_set_new(vs, "lo", json_real(cf->vs_grpo.lo));
+                json_object_set_new(vs, "hi", json_real(cf->vs_grpo.hi));
+                json_object_set_new(vs, "level", json_real(0.95));
+                json_object_set_new(vs, "resamples", json_integer(PV_ES_RESAMPLES));
+            }
+            json_object_set_new(jc, "final_success_minus_grpo", vs);
             json_object_set_new(jc, "final_success_sampled", s_jstat(&cf->final_sampled));
             json_object_set_new(jc, "final_score", s_jstat(&cf->final_score));
             json_object_set_new(jc, "acceptance_rate", s_jstat(&cf->acceptance));

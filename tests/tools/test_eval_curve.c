@@ -229,6 +229,12 @@ static void test_grid(void **state)
     assert_float_equal(con->precision.mean, 0.65, 1e-12);
     assert_float_equal(con->env_steps.mean, 4000, 1e-9);
     assert_float_equal(con->train_reward.mean, 0.775, 1e-12); /* (11 + ... + 20) / 10 / 20 */
+    /* against grpo: both end at 1.0 (capped) on both seeds, so the difference and its whole
+     * bootstrap interval are 0; grpo has none against itself */
+    assert_string_equal(con->seed_names[1], "seed2");
+    assert_float_equal(con->finals[0], 1.0, 0);
+    assert_true(con->vs_grpo.have && !grpo->vs_grpo.have);
+    assert_true(con->vs_grpo.diff == 0 && con->vs_grpo.lo == 0 && con->vs_grpo.hi == 0);
     assert_int_equal(pv_eg_write_means(g, dir, &em), PV_OK);
     assert_int_equal(pv_eg_write_markdown(g, dir, "cmd", 0, &em), PV_OK);
     assert_int_equal(pv_eg_write_json(g, dir, "cmd", &em), PV_OK);

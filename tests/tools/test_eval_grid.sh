@@ -28,18 +28,20 @@ grep -q "^- Runs finished: 20[0-9][0-9]-" "$md" || fail "results.md has no date"
 grep -q "^- Command: \`cluster/eval-grid --tiny" "$md" || fail "results.md has not the command"
 for c in grpo contrast exhaustive; do
   row=$(grep "^| $c |" "$md") || fail "no table row for $c"
-  # columns: name, seeds, final, final sampled, final score, at updates, at steps, to target,
-  # share, precision, acceptance, steps, reward, wall
+  # columns: name, seeds, final, minus grpo, final sampled, final score, at updates, at
+  # steps, to target, share, precision, acceptance, steps, reward, wall
   IFS='|' read -r -a cells <<< "$row"
   [ "${cells[2]// /}" = 1 ] || fail "$c: seeds '${cells[2]}'"
-  for k in 3 4 5 6 7 13 14; do
+  for k in 3 5 6 7 8 14 15; do
     [[ "${cells[$k]}" =~ ^\ [0-9]+\.[0-9]+\ $ ]] || fail "$c: column $k is '${cells[$k]}', not a number"
   done
-  [[ "${cells[9]}" =~ ^\ [0-9]+\.[0-9]%\ $ ]] || fail "$c: verification share '${cells[9]}'"
-  [[ "${cells[12]}" =~ ^\ [0-9.]+[kM]?\ $ ]] || fail "$c: env steps '${cells[12]}'"
+  # one seed: no interval against grpo
+  [ "${cells[4]// /}" = "—" ] || fail "$c: minus grpo '${cells[4]}' with one seed"
+  [[ "${cells[10]}" =~ ^\ [0-9]+\.[0-9]%\ $ ]] || fail "$c: verification share '${cells[10]}'"
+  [[ "${cells[13]}" =~ ^\ [0-9.]+[kM]?\ $ ]] || fail "$c: env steps '${cells[13]}'"
   # the acceptance rate: a percentage for the judged configurations, "—" for GRPO
-  if [ "$c" = grpo ]; then [ "${cells[11]// /}" = "—" ] || fail "grpo: acceptance '${cells[11]}'";
-  else [[ "${cells[11]}" =~ ^\ [0-9]+\.[0-9]%\ $ ]] || fail "$c: acceptance '${cells[11]}'"; fi
+  if [ "$c" = grpo ]; then [ "${cells[12]// /}" = "—" ] || fail "grpo: acceptance '${cells[12]}'";
+  else [[ "${cells[12]}" =~ ^\ [0-9]+\.[0-9]%\ $ ]] || fail "$c: acceptance '${cells[12]}'"; fi
   [ -s "$tmp/ci/alfworld/$c/seed1/metrics.jsonl" ] || fail "$c: no run folder"
   [ ! -e "$tmp/ci/alfworld/$c/seed1/checkpoint.safetensors" ] || fail "$c: checkpoint kept"
 done
@@ -72,6 +74,10 @@ for k in ("contrast", "exhaustive"):
 assert cs["exhaustive"]["verify_share"]["mean"] > cs["contrast"]["verify_share"]["mean"]
 assert cs["exhaustive"]["env_steps"]["mean"] > cs["contrast"]["env_steps"]["mean"]
 assert env["equal_env_steps"] <= min(c["env_steps"]["mean"] for c in cs.values())
+for c in cs.values():  # one seed each: the seed's value, and no interval against grpo
+    assert list(c["final_success_by_seed"]) == ["seed1"], c["final_success_by_seed"]
+    assert c["final_success_by_seed"]["seed1"] == c["final_success"]["mean"]
+    assert c["final_success_minus_grpo"] is None
 EOF
 echo "eval-grid: $(grep -c '^| [a-z]* | 1 |' "$md") rows, plots and results.json as expected"
 exit 0
