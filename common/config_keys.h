@@ -162,6 +162,12 @@
       "TRIAGE: weight of the role rewards (Decisive 1, Exploration 0.5, No-progress -0.1, "        \
       "Regression -0.5) added to GRPO's advantage; the paper's 0.2 on ALFWorld and WebShop, 0.4 "  \
       "on SearchQA.")                                                                              \
+    E(algorithm, triage_labels, "env", "env|llm",                                                  \
+      "TRIAGE: who labels the action turns: env = the model-free rule from state changes "         \
+      "(common/traj/triage.h); llm = the judge's model (judge.*) labels every turn of each "       \
+      "group, "                                                                                    \
+      "routed through prover-judge, the model-free label the fallback for turns it did not label " \
+      "(judge/llm_label.h).")                                                                      \
     E(algorithm, vict_split, "conserve", "conserve|broadcast",                                     \
       "VICT: how a row's advantage goes along its proof steps: conserve = A_i N_i / N_P on each "  \
       "proof token (the row's GRPO mass, redistributed), broadcast = A_i on each; 0 off the "      \

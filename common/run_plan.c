@@ -108,7 +108,13 @@ pv_err_t pv_run_plan_from_config(const pv_config_t *cfg, pv_run_plan_t *out, pv_
         pv_prover_apply_parse(cfg->prover.apply, &out->credit.apply, em) != PV_OK)
         return PV_ERR_CONFIG; /* the message names the key */
     out->credit.lambda = cfg->prover.lambda;
-    out->needs_judge = out->prover;
+    out->triage_llm = strcmp(cfg->algorithm.triage_labels, "llm") == 0;
+    if (out->triage_llm && out->estimator != PV_ADV_TRIAGE)
+        return pv_errf(em, PV_ERR_CONFIG,
+                       "algorithm.triage_labels=llm labels turns for algorithm.adv_estimator="
+                       "triage, not %s",
+                       out->name);
+    out->needs_judge = out->prover || out->triage_llm;
     out->group_service = out->needs_judge ? "judge" : "learn";
     out->save_states = out->prover;
     /* task keys only for the contrast judge's comparison; GiGPO's state anchors (and every

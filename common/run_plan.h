@@ -102,7 +102,10 @@ typedef struct pv_run_plan {
     const char *name;             /* algorithm.adv_estimator as configured (static string) */
     pv_adv_estimator_t estimator; /* what the learner computes first (prover: grpo/drgrpo) */
     bool prover;                  /* ProVer credit on top: propose, verify, apply */
-    bool needs_judge;             /* groups go through the "judge" service; else to "learn" */
+    bool triage_llm;              /* estimator triage with algorithm.triage_labels = llm: the
+                                     judge's model labels every turn (judge/llm_label.h) */
+    bool needs_judge;             /* groups go through the "judge" service (prover, or
+                                     triage_llm); else to "learn" */
     const char *group_service;    /* "judge" or "learn": where actors submit groups */
     bool save_states;             /* actors save the environment state before every step */
     pv_state_key_kind_t keys;     /* what actors record as state keys */
@@ -116,7 +119,8 @@ typedef struct pv_run_plan {
 } pv_run_plan_t;
 
 /* Decide the plan of `cfg`. Errors: PV_ERR_CONFIG naming the key (an estimator, judge, sign
- * or apply value the config parser let through but no role implements). */
+ * or apply value the config parser let through but no role implements;
+ * algorithm.triage_labels = llm with an estimator other than triage). */
 pv_err_t pv_run_plan_from_config(const pv_config_t *cfg, pv_run_plan_t *out, pv_errmsg_t *em);
 
 /* Whether the judge works on a group with `n_success` successes of `n` trajectories (and

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "common/traj/triage.h"
 #include "common/wire/job_ids.h"
 #include "judge/precision.h"
 #include "common/traj/traj_wire.h"
@@ -112,7 +113,8 @@ pv_jg_opts_t *pv_jg_opts_from_config(const pv_run_plan_t *plan, const pv_config_
                           .env = oracle ? env : NULL,
                           .token_space = strcmp(cfg->policy.kind, "bow_mlp") == 0
                                              ? PV_TRAJ_CANDIDATE_TOKENS
-                                             : PV_TRAJ_ANY_TOKENS};
+                                             : PV_TRAJ_ANY_TOKENS,
+                          .triage_llm = plan->triage_llm};
     pv_contrast_rule_parse(cfg->prover.contrast_rule, &out->contrast_rule); /* config-checked */
     return out;
 }
@@ -155,6 +157,16 @@ pv_err_t pv_jgroup_open(pv_jgroup_t *g, const pv_jg_opts_t *o, const pv_wire_rol
         for (size_t t = 0; t < g->trajs[i].n_steps; t++)
             if (g->trajs[i].steps[t].policy_version > g->newest_version)
                 g->newest_version = g->trajs[i].steps[t].policy_version;
+    if (o->triage_llm) { /* TRIAGE's labels from the model, later: pv_jgroup_labels_done */
+        for (size_t i = 0; i < g->n_trajs; i++)
+            g->n_roles += g->trajs[i].n_steps;
+        g->roles = pv_arena_alloc(arena, g->n_roles ? g->n_roles : 1, 0);
+        if (!g->roles)
+            return pv_errf(em, PV_ERR_NOMEM, "judge: arena full");
+        memset(g->roles, PV_TRIAGE_ROLE_NONE, g->n_roles);
+        g->labelling = g->awaiting = true;
+        return PV_OK;
+    }
     if (!o->prover)
         return PV_OK;
     if ((o->judge == PV_JUDGE_ORACLE || o->measure_precision) && !o->env)
@@ -210,6 +222,43 @@ pv_err_t pv_jgroup_adopt(pv_jgroup_t *g, const pv_jg_opts_t *o, const pv_segment
             return PV_ERR_RANGE;
     g->awaiting = false;
     return s_take_proposals(g, o, segs, n, arena, NULL);
+}
+
+pv_err_t pv_jgroup_labels_done(pv_jgroup_t *g, size_t labelled)
+{
+    if (!g->labelling || !g->awaiting)
+        return PV_ERR_STATE;
+    g->awaiting = false;
+    g->labelled = labelled;
+    return PV_OK;
+}
+
+/* A labelling group's triage_labels: the trajectories with a labelled turn. */
+static pv_err_t s_labels(const pv_jgroup_t *g, pv_arena_t *arena, pv_wire_credited_group_t *out)
+{
+    if (!g->labelling || g->labelled == 0)
+        return PV_OK;
+    pv_wire_turn_roles_t *tl = pv_arena_calloc(arena, g->n_trajs, sizeof *tl);
+    if (!tl)
+        return PV_ERR_NOMEM;
+    uint32_t n = 0;
+    for (size_t i = 0, off = 0; i < g->n_trajs; off += g->trajs[i].n_steps, i++) {
+        size_t ns = g->trajs[i].n_steps;
+        bool any = false;
+        for (size_t t = 0; t < ns && !any; t++)
+            any = g->roles[off + t] != PV_TRIAGE_ROLE_NONE;
+        if (!any)
+            continue;
+        uint32_t *r = pv_arena_alloc(arena, ns * sizeof *r, 0);
+        if (!r)
+            return PV_ERR_NOMEM;
+        for (size_t t = 0; t < ns; t++)
+            r[t] = g->roles[off + t];
+        tl[n++] = (pv_wire_turn_roles_t){.traj = (uint32_t)i, .roles = r, .n_roles = (uint32_t)ns};
+    }
+    out->triage_labels = tl;
+    out->n_triage_labels = n;
+    return PV_OK;
 }
 
 void pv_jgroup_job_msg(const pv_jgroup_t *g, const pv_jg_opts_t *o, size_t j, uint64_t job_id,
@@ -375,5 +424,5 @@ pv_err_t pv_jgroup_credited(const pv_jgroup_t *g, const char *judge_name, pv_are
                                       .continuation_groups = cg,
                                       .n_continuation_groups = (uint32_t)n_cg};
     out->group.trajectories = tr;
-    return PV_OK;
+    return s_labels(g, arena, out);
 }

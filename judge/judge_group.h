@@ -2,7 +2,9 @@
  * sockets (DESIGN.md sections 1 and 2; the distributed form of learner/local_loop.c's
  * propose-then-verify step).
  *
- *   open      decode-level checks of the group (pv_traj_group_from_wire), then, for the
+ *   open      decode-level checks of the group (pv_traj_group_from_wire); with triage_llm
+ *             (algorithm.triage_labels = llm) the group then awaits the model's TRIAGE
+ *             roles for every turn (pv_jgroup_labels_done) and has no proposals; else, for the
  *             prover estimator and a group with both a success and a failure, proposals
  *             (judge/proposer.h: contrast, random, oracle, exhaustive; max_segments), the
  *             sign filter (segments proposed from failures are expected to hurt: with
@@ -66,6 +68,8 @@ typedef struct pv_jg_opts {
                                  length; else NULL */
     uint32_t token_space;     /* what a step's tokens must be (common/traj/traj_wire.h): the
                                  candidate index, or any ids (policy.kind = transformer) */
+    bool triage_llm;          /* algorithm.triage_labels = llm: every group waits for the
+                                 model's TRIAGE roles (judge/llm_label.h), no proposals */
 } pv_jg_opts_t;
 
 /* The options of a run: the plan's (prover, judge, verify_failures, min/max successes),
@@ -135,6 +139,13 @@ typedef struct pv_jgroup {
     uint32_t k;           /* continuations per side (o->k) */
     uint64_t deadline_ms; /* open's now_ms + timeout_ms */
     pv_jg_stats_t st;
+    /* triage_llm: the model's roles of every turn, trajectory after trajectory (sum of
+     * n_steps, in the arena; PV_TRIAGE_ROLE_NONE = not labelled), written by the LLM judge
+     * while g->awaiting; `labelled` of them carry a role once pv_jgroup_labels_done ran */
+    uint8_t *roles;
+    size_t n_roles;
+    bool labelling; /* triage_llm: the group waits for (or got) the model's labels */
+    size_t labelled;
 } pv_jgroup_t;
 
 /* Open the work on decoded group `wire` at time now_ms (any monotonic clock in ms): build
@@ -155,6 +166,12 @@ pv_err_t pv_jgroup_open(pv_jgroup_t *g, const pv_jg_opts_t *o, const pv_wire_rol
  * segment outside its trajectory), PV_ERR_NOMEM; precision errors as open's. */
 pv_err_t pv_jgroup_adopt(pv_jgroup_t *g, const pv_jg_opts_t *o, const pv_segment_t *segs, size_t n,
                          pv_arena_t *arena);
+
+/* A group opened with o->triage_llm (g->labelling, g->awaiting) got its labels: the LLM judge
+ * wrote g->roles (llm_judge.h, pv_llm_group_t.roles); `labelled` of them carry a role (0 after
+ * a fallback). The group is then done (no jobs). Errors: PV_ERR_STATE (the group awaits no
+ * labels). */
+pv_err_t pv_jgroup_labels_done(pv_jgroup_t *g, size_t labelled);
 
 /* The VERIFY_JOB of job j (< g->n_jobs) under id job_id. The message borrows the group's
  * strings, history and state bytes. */
@@ -187,7 +204,9 @@ void pv_jgroup_estimate(const pv_jgroup_t *g, size_t i, float *p_before, float *
                         bool *verified);
 
 /* The CREDITED_GROUP (judge name e.g. "contrast"; the group without its saved states; with
- * reuse_continuations one continuation_group per job whose result carried continuations).
+ * reuse_continuations one continuation_group per job whose result carried continuations;
+ * for a labelling group with labels, triage_labels: one turn_roles per trajectory with at
+ * least one labelled turn, PV_TRIAGE_ROLE_NONE (255) for its turns without a label).
  * Arrays go to `arena`; strings and texts are borrowed. Errors: PV_ERR_NOMEM. */
 pv_err_t pv_jgroup_credited(const pv_jgroup_t *g, const char *judge_name, pv_arena_t *arena,
                             pv_wire_credited_group_t *out);

@@ -63,6 +63,8 @@ typedef struct counters {
     uint64_t learn_duplicate;   /* groups judged twice whose first judgement the learner took */
     uint64_t precision_hits, precision_samples;
     double delta_sum;
+    /* algorithm.triage_labels = llm: groups the model labelled / that fell back, and turns */
+    uint64_t labels_answered, labels_fallback, turns_labelled, turns_unlabelled;
 } counters_t;
 
 typedef struct judge {
@@ -142,10 +144,43 @@ static void s_llm_submit(judge_t *J, slot_t *s, uint32_t lease_ms)
         s->state = SLOT_LLM;
         return;
     }
+    if (g->labelling) { /* its turns get the learner's model-free labels */
+        PV_LOG_WARN("group %llu: not labelled by the model (%s): model-free labels",
+                    (unsigned long long)g->wire->group_id, em.text);
+        pv_jgroup_labels_done(&s->g, 0);
+        s->judge = PV_JUDGE_LABELS_FALLBACK_NAME;
+        J->n.labels_fallback++;
+        J->n.turns_unlabelled += s->g.n_roles;
+        return;
+    }
     PV_LOG_WARN("group %llu: not judged by the model (%s): no proposal",
                 (unsigned long long)g->wire->group_id, em.text);
     pv_jgroup_adopt(&s->g, &J->jo, NULL, 0, s->arena);
     s_count_proposals(J, s);
+}
+
+/* algorithm.triage_labels = llm: the model's roles (or none after a fallback) for a group in
+ * SLOT_LLM; it then goes to the learner. */
+static void s_llm_take_labels(judge_t *J, slot_t *s, const pv_llm_result_t *r)
+{
+    pv_jgroup_labels_done(&s->g, r->labels.labelled);
+    s->judge = pv_llm_labels_judge(r);
+    J->n.turns_labelled += r->labels.labelled;
+    J->n.turns_unlabelled += r->labels.unlabelled;
+    if (r->fallback != PV_LLM_FALLBACK_NONE) {
+        J->n.labels_fallback++;
+        PV_LOG_DEBUG("group %llu: no labels from the model (%s: %s): model-free labels",
+                     (unsigned long long)s->g.wire->group_id, pv_llm_fallback_name(r->fallback),
+                     r->detail);
+    } else {
+        J->n.labels_answered++;
+        PV_LOG_DEBUG("group %llu: the model labelled %u of %u turns (%u trajectories without, "
+                     "%u unknown roles; %u requests, %u repairs)",
+                     (unsigned long long)s->g.wire->group_id, r->labels.labelled,
+                     r->labels.labelled + r->labels.unlabelled, r->labels.bad_trajs,
+                     r->labels.bad_roles, r->requests, r->repairs);
+    }
+    s->state = SLOT_VERIFY;
 }
 
 /* The model's proposal (or the contrast fallback's) for a group in SLOT_LLM, when ready. */
@@ -154,6 +189,10 @@ static void s_llm_take(judge_t *J, slot_t *s)
     pv_llm_result_t r;
     if (pv_llm_judge_take(J->llm, s->llm_ticket, &r) != PV_OK)
         return;
+    if (s->g.labelling) {
+        s_llm_take_labels(J, s, &r);
+        return;
+    }
     pv_err_t rc = pv_jgroup_adopt(&s->g, &J->jo, &r.seg, r.n_segs, s->arena);
     if (rc != PV_OK) {
         PV_LOG_WARN("group %llu: proposal [%u, %u) of trajectory %u not usable: %s",
@@ -317,9 +356,9 @@ static void s_finish(judge_t *J, slot_t *s)
     pv_wire_msg_t m = {.type = PV_MSG_CREDITED_GROUP};
     pv_errmsg_t em = {{0}};
     pv_err_t rc = pv_jgroup_credited(g,
-                                     !J->jo.prover ? "none"
-                                     : s->judge    ? s->judge
-                                                   : J->judge_name,
+                                     s->judge        ? s->judge
+                                     : !J->jo.prover ? "none"
+                                                     : J->judge_name,
                                      s->arena, &m.credited_group);
     if (rc == PV_OK)
         rc = pv_wire_encode(&m, NULL, &s->out, &em);
@@ -432,6 +471,11 @@ static void s_summary(judge_t *J, double secs, uint64_t groups_before)
                     (unsigned long long)ls.tool_calls, (unsigned long long)ls.tool_errors,
                     (unsigned long long)ls.repairs);
     }
+    if (J->jo.triage_llm)
+        PV_LOG_INFO("triage labels: groups labelled by the model %llu, fell back %llu (model-free "
+                    "labels); turns labelled %llu, unlabelled %llu (model-free at the learner)",
+                    (unsigned long long)n->labels_answered, (unsigned long long)n->labels_fallback,
+                    (unsigned long long)n->turns_labelled, (unsigned long long)n->turns_unlabelled);
     if (n->precision_samples)
         PV_LOG_INFO("judge precision against the oracle: %.3f (%llu of %llu proposals pivotal)",
                     (double)n->precision_hits / (double)n->precision_samples,
@@ -542,7 +586,7 @@ static pv_err_t s_setup(void *self, pv_errmsg_t *em)
     pv_judge_kind_t kind = J->plan.judge;
     pv_jg_opts_from_config(&J->plan, cfg, pv_env_model_max_steps(J->model), J->env, &J->jo);
     J->judge_name = pv_judge_kind_name(kind);
-    if (J->plan.prover && kind == PV_JUDGE_LLM) {
+    if ((J->plan.prover && kind == PV_JUDGE_LLM) || J->plan.triage_llm) {
         pv_llm_opts_t lo;
         if ((rc = pv_llm_opts_from_config(cfg, (uint32_t)cfg->prover.max_segment_turns,
                                           (uint32_t)cfg->prover.judge_capacity, &lo, em)) !=
@@ -607,7 +651,11 @@ static void s_teardown(void *self)
 static int s_run(void *self)
 {
     judge_t *J = self;
-    if (J->jo.prover)
+    if (J->jo.triage_llm)
+        PV_LOG_INFO("judge llm labels TRIAGE roles (estimator %s, algorithm.triage_labels=llm): "
+                    "%u groups at once, broker %s",
+                    J->plan.name, J->n_slots, J->rc.cfg.broker.endpoint);
+    else if (J->jo.prover)
         PV_LOG_INFO("judge %s (estimator %s): k %u, max_segments %u, budget %llu steps, %u groups "
                     "at once, broker %s",
                     J->judge_name, J->plan.name, J->jo.k, J->jo.max_segments,

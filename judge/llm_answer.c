@@ -94,28 +94,6 @@ static pv_llm_refusal_t s_refuse(pv_llm_refusal_t r, char *why, size_t cap, cons
     return r;
 }
 
-/* Trim whitespace and one ```json ... ``` fence. */
-static void s_unfence(const char **text, size_t *len)
-{
-    const char *s = *text, *e = s + *len;
-    while (s < e && isspace((unsigned char)*s))
-        s++;
-    while (e > s && isspace((unsigned char)e[-1]))
-        e--;
-    if (e - s >= 6 && strncmp(s, "```", 3) == 0 && strncmp(e - 3, "```", 3) == 0) {
-        s += 3;
-        e -= 3;
-        while (s < e && *s != '\n' && !isspace((unsigned char)*s) && *s != '{')
-            s++; /* the info string: json */
-        while (s < e && isspace((unsigned char)*s))
-            s++;
-        while (e > s && isspace((unsigned char)e[-1]))
-            e--;
-    }
-    *text = s;
-    *len = (size_t)(e - s);
-}
-
 static pv_llm_refusal_t s_check(const pv_llm_ctx_t *ctx, const json_t *a, pv_llm_answer_t *out,
                                 char *why, size_t cap)
 {
@@ -199,7 +177,7 @@ pv_llm_refusal_t pv_llm_answer_check(const pv_llm_ctx_t *ctx, const char *text, 
     if (len > S_MAX_ANSWER_BYTES)
         return s_refuse(PV_LLM_REFUSAL_NOT_JSON, why, cap, "the answer is longer than %u bytes",
                         S_MAX_ANSWER_BYTES);
-    s_unfence(&text, &len);
+    pv_llm_unfence(&text, &len);
     json_error_t jerr;
     json_t *a = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!json_is_object(a)) {

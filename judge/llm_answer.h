@@ -55,7 +55,8 @@ pv_err_t pv_llm_format_parse(const char *name, pv_llm_format_t *out);
     X(LENGTH, "the segment has too many turns")                                                    \
     X(TERMINAL, "the segment ends at the last turn (it must be nonterminal)")                      \
     X(REFUSED, "the segment starts or ends with a refused or malformed action")                    \
-    X(ACTIONS, "the actions are not the trajectory's actions at those turns")
+    X(ACTIONS, "the actions are not the trajectory's actions at those turns")                      \
+    X(LABELS, "no turn carries a known role (TRIAGE labels, llm_label.h)")
 
 typedef enum pv_llm_refusal {
 #define PV_LLM_REFUSAL_ENUM_(name, text) PV_LLM_REFUSAL_##name,

@@ -191,6 +191,13 @@ void pv_llm_conv_fallback(pv_llm_judge_t *J, pv_llm_conv_t *c, pv_llm_fallback_t
             r->n_segs = 1;
         }
     }
+    if (c->g.label_turns) { /* nothing labelled: the learner's model-free rule for all */
+        size_t turns = pv_llm_label_turns(&c->ctx);
+        memset(c->g.roles, PV_LLM_ROLE_NONE, turns);
+        r->labels = (pv_llm_label_counts_t){.unlabelled = (uint32_t)turns,
+                                            .bad_trajs = (uint32_t)c->g.n_trajs};
+        J->st.turns_unlabelled += turns;
+    }
     J->st.fallbacks++;
     J->st.fallback_by[why]++;
     pv_llm_conv_end(J, c);
@@ -209,12 +216,13 @@ void pv_llm_conv_send(pv_llm_judge_t *J, pv_llm_conv_t *c)
         json_pack("{s:s, s:O, s:f, s:i, s:b}", "model", J->model, "messages", c->messages,
                   "temperature", J->o.temperature, "max_tokens", (int)J->o.max_tokens, "stream", 0);
     bool ok = req != NULL;
-    if (ok && J->o.max_tool_calls > 0)
+    if (ok && J->o.max_tool_calls > 0 && !c->g.label_turns)
         ok = json_object_set(req, "tools", J->tools) == 0 &&
              json_object_set_new(req, "tool_choice",
                                  json_string(c->tools_closed ? "none" : "auto")) == 0;
     if (ok)
-        ok = pv_llm_answer_constrain(&c->ctx, J->o.format, req) == PV_OK;
+        ok = (c->g.label_turns ? pv_llm_label_constrain(&c->ctx, J->o.format, req)
+                               : pv_llm_answer_constrain(&c->ctx, J->o.format, req)) == PV_OK;
     char *body = ok ? json_dumps(req, JSON_COMPACT) : NULL;
     json_decref(req);
     if (!body) {
@@ -312,8 +320,12 @@ pv_err_t pv_llm_judge_submit(pv_llm_judge_t *J, const pv_llm_group_t *g, uint64_
     if (!c)
         return pv_errf(em, PV_ERR_FULL, "llm judge: %u groups are being judged", J->o.capacity);
     pv_llm_ctx_t ctx;
-    pv_err_t rc =
-        pv_llm_ctx_init(&ctx, g->group_id, g->task_text, g->trajs, g->n_trajs, &J->o.lim, em);
+    if (g->label_turns && !g->roles)
+        return pv_errf(em, PV_ERR_INVAL, "llm labels: no roles array");
+    pv_err_t rc = g->label_turns ? pv_llm_label_ctx_init(&ctx, g->group_id, g->task_text, g->trajs,
+                                                         g->n_trajs, &J->o.lim, em)
+                                 : pv_llm_ctx_init(&ctx, g->group_id, g->task_text, g->trajs,
+                                                   g->n_trajs, &J->o.lim, em);
     if (rc != PV_OK && rc != PV_ERR_NOTFOUND)
         return rc;
     uint32_t gen = c->gen + 1 ? c->gen + 1 : 1;
@@ -322,6 +334,9 @@ pv_err_t pv_llm_judge_submit(pv_llm_judge_t *J, const pv_llm_group_t *g, uint64_
     c->deadline = g->deadline_ms ? g->deadline_ms : c->start + J->o.group_timeout_ms;
     *ticket = s_ticket(J, c);
     J->st.groups++;
+    J->st.label_groups += g->label_turns;
+    if (g->label_turns)
+        memset(g->roles, PV_LLM_ROLE_NONE, pv_llm_label_turns(&c->ctx));
     if (rc == PV_ERR_NOTFOUND) {
         pv_llm_conv_fallback(J, c, PV_LLM_FALLBACK_NO_SEGMENT, "%s",
                              em ? em->text : "no allowed segment");
@@ -330,8 +345,13 @@ pv_err_t pv_llm_judge_submit(pv_llm_judge_t *J, const pv_llm_group_t *g, uint64_
     pv_llm_buf_t sys, user;
     pv_llm_buf_init(&sys, 16u << 10);
     pv_llm_buf_init(&user, J->o.lim.max_prompt_bytes);
-    pv_llm_prompt_system(&c->ctx, &sys);
-    rc = pv_llm_prompt_user(&c->ctx, &user);
+    if (g->label_turns) {
+        pv_llm_label_system(&sys);
+        rc = pv_llm_label_user(&c->ctx, &user);
+    } else {
+        pv_llm_prompt_system(&c->ctx, &sys);
+        rc = pv_llm_prompt_user(&c->ctx, &user);
+    }
     c->messages = json_array();
     bool ok = rc == PV_OK && pv_llm_buf_status(&sys) == PV_OK && c->messages &&
               pv_llm_conv_push(c->messages,

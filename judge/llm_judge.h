@@ -17,6 +17,8 @@
  *      contrast judge (judge/proposer.h with the run's protocol, its first proposal), and
  *      the reason is counted.
  * Eligibility (1..3 successes) is the caller's: submit only groups the protocol judges.
+ * TRIAGE's labels (pv_llm_group_t.label_turns, llm_label.h) use the same conversations: one
+ * question about every turn of the group, its answer validated and repaired the same way.
  * Requests that fail on the network, time out (timeout_ms), answer 408/429/5xx or send a
  * body that is not a chat completion are retried up to `retries` times after backoff_ms,
  * 2 backoff_ms, 4 backoff_ms, ... (never past the group's deadline).
@@ -44,6 +46,7 @@
 #include "common/err.h"
 #include "common/traj/traj.h"
 #include "judge/llm_answer.h"
+#include "judge/llm_label.h"
 #include "judge/llm_prompt.h"
 #include "judge/proposer.h"
 
@@ -112,6 +115,13 @@ typedef struct pv_llm_group {
     uint64_t seed;              /* the fallback's RNG: pv_judge_seed(run.seed, group_id) */
     uint64_t deadline_ms;       /* pv_mono_ms() time the conversation must end by; 0 = now +
                                    group_timeout_ms */
+    bool label_turns;           /* TRIAGE (algorithm.triage_labels = llm): label every turn of
+                                   every trajectory (judge/llm_label.h) instead of proposing a
+                                   segment: no tools, no eligibility, no contrast fallback */
+    uint8_t *roles;             /* label_turns: (sum of the trajectories' n_steps) the roles,
+                                   trajectory after trajectory (pv_triage_role_t values or
+                                   PV_LLM_ROLE_NONE), written by the judge (all NONE after a
+                                   fallback); the caller owns it */
 } pv_llm_group_t;
 
 /* What a finished group gets. */
@@ -124,6 +134,8 @@ typedef struct pv_llm_result {
     uint32_t requests, retries, repairs, tool_calls; /* of this group */
     uint64_t prompt_tokens, completion_tokens;       /* of this group, as the endpoint reports */
     uint64_t elapsed_ms;                             /* submit to the end */
+    pv_llm_label_counts_t labels; /* label_turns: what the accepted answer labelled (all
+                                     unlabelled after a fallback) */
 } pv_llm_result_t;
 
 /* The judge's cost and health, cumulative since new() (the role logs them; metrics and
@@ -146,6 +158,9 @@ typedef struct pv_llm_stats {
     uint32_t latency_p50_ms, latency_p99_ms;     /* over the last 1024 finished requests */
     uint32_t active;                             /* groups being judged now */
     uint32_t in_flight, queued;                  /* requests running / waiting for a slot now */
+    uint64_t label_groups;                       /* label_turns groups submitted (in groups) */
+    uint64_t turns_labelled, turns_unlabelled;   /* label_turns: turns with / without the
+                                                    model's role, fallbacks included */
 } pv_llm_stats_t;
 
 /* A judge for o (copied). Errors: PV_ERR_INVAL (bad options), PV_ERR_NOMEM, PV_ERR_INTERNAL
@@ -157,8 +172,12 @@ void pv_llm_judge_destroy(pv_llm_judge_t **J);
 
 /* Start judging group g; *ticket names it for take/cancel. A group whose successes have no
  * allowed segment finishes at once (fallback NO_SEGMENT), without a request.
+ * With g->label_turns the conversation asks for TRIAGE's roles instead (llm_label.h): any
+ * group with a turn (no success or failure needed; none: NO_SEGMENT), no tools, the labels'
+ * schema and validator, repairs as for segments; g->roles is set to PV_LLM_ROLE_NONE at once
+ * and gets the accepted answer's roles; a fallback (any reason) labels nothing.
  * Errors: PV_ERR_FULL (capacity groups are being judged), PV_ERR_INVAL (no success or no
- * failure, missing texts; detail in em). */
+ * failure, missing texts, label_turns without roles; detail in em). */
 pv_err_t pv_llm_judge_submit(pv_llm_judge_t *J, const pv_llm_group_t *g, uint64_t *ticket,
                              pv_errmsg_t *em);
 

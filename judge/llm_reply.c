@@ -13,7 +13,19 @@ static void s_answer(pv_llm_judge_t *J, pv_llm_conv_t *c, const char *text, size
 {
     pv_llm_answer_t a;
     char why[512];
-    pv_llm_refusal_t r = pv_llm_answer_check(&c->ctx, text, len, &a, why, sizeof why);
+    bool labels = c->g.label_turns;
+    pv_llm_refusal_t r =
+        labels ? pv_llm_label_check(&c->ctx, text, len, c->g.roles, &c->res.labels, why, sizeof why)
+               : pv_llm_answer_check(&c->ctx, text, len, &a, why, sizeof why);
+    if (r == PV_LLM_REFUSAL_OK && labels) {
+        c->res.fallback = PV_LLM_FALLBACK_NONE;
+        c->res.n_segs = 0;
+        J->st.answered++;
+        J->st.turns_labelled += c->res.labels.labelled;
+        J->st.turns_unlabelled += c->res.labels.unlabelled;
+        pv_llm_conv_end(J, c);
+        return;
+    }
     if (r == PV_LLM_REFUSAL_OK) {
         c->res.fallback = PV_LLM_FALLBACK_NONE;
         c->res.n_segs = 1;
@@ -32,9 +44,9 @@ static void s_answer(pv_llm_judge_t *J, pv_llm_conv_t *c, const char *text, size
     J->st.repairs++;
     char repair[768];
     snprintf(repair, sizeof repair,
-             "Your answer was refused. %s. Answer again with only the JSON object "
-             "(failure_mode, traj_id, start_turn, end_turn, actions).",
-             why);
+             "Your answer was refused. %s. Answer again with only the JSON object %s.", why,
+             labels ? "({\"trajectories\": [{\"traj_id\", \"roles\"}, ...]})"
+                    : "(failure_mode, traj_id, start_turn, end_turn, actions)");
     if (!pv_llm_conv_push(c->messages,
                           pv_llm_conv_msg("assistant", text ? text : "", PV_LLM_KEEP_CONTENT)) ||
         !pv_llm_conv_push(c->messages, pv_llm_conv_msg("user", repair, sizeof repair))) {
@@ -186,7 +198,7 @@ void pv_llm_conv_reply(pv_llm_judge_t *J, pv_llm_conv_t *c, const char *body, si
             json_object_get(usage, "completion_tokens"));
     c->attempt = 0;
     const json_t *calls = json_object_get(msg, "tool_calls");
-    if (json_is_array(calls) && json_array_size(calls) > 0) {
+    if (json_is_array(calls) && json_array_size(calls) > 0 && !c->g.label_turns) {
         s_tool_turn(J, c, calls);
     } else {
         char *text = s_content(json_object_get(msg, "content"));

@@ -15,7 +15,14 @@ pv_llm_group_t pv_jgroup_llm_group(const pv_jgroup_t *g, const pv_jg_opts_t *o,
                             .n_trajs = g->n_trajs,
                             .fallback = g->po,
                             .seed = pv_judge_seed(o->run_seed, g->wire->group_id),
-                            .deadline_ms = deadline_ms};
+                            .deadline_ms = deadline_ms,
+                            .label_turns = g->labelling,
+                            .roles = g->labelling ? g->roles : NULL};
+}
+
+const char *pv_llm_labels_judge(const pv_llm_result_t *r)
+{
+    return r->fallback != PV_LLM_FALLBACK_NONE ? PV_JUDGE_LABELS_FALLBACK_NAME : "llm";
 }
 
 const char *pv_llm_result_judge(const pv_llm_result_t *r)

@@ -17,12 +17,21 @@
 #include "judge/llm_judge.h"
 
 /* The question for group g, opened with g->awaiting (pv_jgroup_open under prover.judge =
- * llm): its id, goal, trajectories and the proposer's views (borrowed from g: keep g
- * unchanged until the result is taken), the run's proposal options for the contrast
- * fallback, the fallback's seed pv_judge_seed(o->run_seed, group_id), and `deadline_ms`
- * (pv_mono_ms time; 0 = judge.group_timeout_ms from submission). */
+ * llm, or algorithm.triage_labels = llm: then label_turns with g->roles): its id, goal,
+ * trajectories and the proposer's views (borrowed from g: keep g unchanged until the result is
+ * taken), the run's proposal options for the contrast fallback, the fallback's seed
+ * pv_judge_seed(o->run_seed, group_id), and `deadline_ms` (pv_mono_ms time; 0 =
+ * judge.group_timeout_ms from submission). */
 pv_llm_group_t pv_jgroup_llm_group(const pv_jgroup_t *g, const pv_jg_opts_t *o,
                                    uint64_t deadline_ms);
+
+/* The CREDITED_GROUP judge of a labelling group (algorithm.triage_labels = llm) whose model
+ * gave no labels (any fallback): its turns get the learner's model-free labels. */
+#define PV_JUDGE_LABELS_FALLBACK_NAME "model-free-fallback"
+
+/* The CREDITED_GROUP judge of a finished labelling group: "llm" for the model's labels,
+ * PV_JUDGE_LABELS_FALLBACK_NAME after a fallback. */
+const char *pv_llm_labels_judge(const pv_llm_result_t *r);
 
 /* The CREDITED_GROUP judge of a finished group: "llm" for the model's segment,
  * PV_JUDGE_FALLBACK_NAME ("contrast-fallback") when it fell back for any reason. */

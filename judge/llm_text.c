@@ -233,3 +233,24 @@ bool pv_llm_json_int(const json_t *v, long long *out)
     }
     return false;
 }
+
+void pv_llm_unfence(const char **text, size_t *len)
+{
+    const char *s = *text, *e = s + *len;
+    while (s < e && isspace((unsigned char)*s))
+        s++;
+    while (e > s && isspace((unsigned char)e[-1]))
+        e--;
+    if (e - s >= 6 && strncmp(s, "```", 3) == 0 && strncmp(e - 3, "```", 3) == 0) {
+        s += 3;
+        e -= 3;
+        while (s < e && *s != '\n' && !isspace((unsigned char)*s) && *s != '{')
+            s++; /* the info string: json */
+        while (s < e && isspace((unsigned char)*s))
+            s++;
+        while (e > s && isspace((unsigned char)e[-1]))
+            e--;
+    }
+    *text = s;
+    *len = (size_t)(e - s);
+}

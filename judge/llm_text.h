@@ -65,4 +65,8 @@ bool pv_llm_same_action(const char *a, const char *b);
  * 1e15 in magnitude (models write 3.0). Returns false for anything else. */
 bool pv_llm_json_int(const json_t *v, long long *out);
 
+/* Trim an untrusted answer in place: surrounding whitespace and one Markdown ``` fence (with
+ * its info string, e.g. ```json). *text and *len are moved to what is left. */
+void pv_llm_unfence(const char **text, size_t *len);
+
 #endif

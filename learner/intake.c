@@ -14,6 +14,7 @@
 #include "common/rng.h"
 #include "common/wire/wire.h"
 #include "common/traj/traj_wire.h"
+#include "common/traj/triage.h"
 
 struct pv_intake {
     size_t max_groups;
@@ -175,6 +176,9 @@ static void s_fold(pv_intake_stats_t *s, const pv_intake_stats_t *g)
     s->reused_rows += g->reused_rows;
     s->reused_steps += g->reused_steps;
     s->bad_continuations += g->bad_continuations;
+    s->labelled_groups += g->labelled_groups;
+    s->labelled_trajs += g->labelled_trajs;
+    s->bad_labels += g->bad_labels;
 }
 
 /* What one payload holds once decoded: the group and, from a judge, its credit. */
@@ -350,6 +354,34 @@ static pv_err_t s_take_segments(pv_intake_t *in, const s_offer_t *o, size_t base
     return PV_OK;
 }
 
+/* Take the judge's TRIAGE roles (algorithm.triage_labels = llm) onto the group's
+ * trajectories (before their rows are copied): an entry naming no trajectory, one already
+ * labelled, or with a count other than its steps is dropped and counted (bad_labels); a role
+ * value above 3 is "not labelled". */
+static pv_err_t s_take_labels(pv_intake_t *in, s_offer_t *o, pv_intake_stats_t *gs)
+{
+    const pv_wire_credited_group_t *cg = o->credited;
+    if (!cg || !cg->n_triage_labels)
+        return PV_OK;
+    gs->labelled_groups = 1;
+    for (uint32_t k = 0; k < cg->n_triage_labels; k++) {
+        const pv_wire_turn_roles_t *w = &cg->triage_labels[k];
+        if (w->traj >= o->n_trajs || o->trajs[w->traj].judge_roles ||
+            w->n_roles != o->trajs[w->traj].n_steps) {
+            gs->bad_labels++;
+            continue;
+        }
+        uint8_t *r = pv_arena_alloc(in->arena, w->n_roles ? w->n_roles : 1, 0);
+        if (!r)
+            return PV_ERR_NOMEM;
+        for (uint32_t t = 0; t < w->n_roles; t++)
+            r[t] = w->roles[t] < 4 ? (uint8_t)w->roles[t] : (uint8_t)PV_TRIAGE_ROLE_NONE;
+        o->trajs[w->traj].judge_roles = r;
+        gs->labelled_trajs++;
+    }
+    return PV_OK;
+}
+
 /* Take continuations: each continuation group's trajectories become rows (after the group's
  * own), one batch group per restored state. */
 static pv_err_t s_take_continuations(pv_intake_t *in, const s_offer_t *o, pv_intake_stats_t *gs,
@@ -417,7 +449,8 @@ pv_err_t pv_intake_add(pv_intake_t *in, const uint8_t *payload, size_t len, uint
     pv_intake_stats_t gs;
     s_stats_clear(&gs);
     size_t base = in->n_rows;
-    if ((err = s_take_rows(in, &o, version, &gs)) != PV_OK ||
+    if ((err = s_take_labels(in, &o, &gs)) != PV_OK ||
+        (err = s_take_rows(in, &o, version, &gs)) != PV_OK ||
         (err = s_take_segments(in, &o, base, &gs)) != PV_OK)
         return err;
     in->n_rows += o.n_trajs;

@@ -16,6 +16,9 @@
  * freed right after pv_intake_add returns) and their verified segments become
  * pv_verified_seg_t in batch row coordinates. A segment whose coordinates do not fit its
  * trajectory is dropped and counted (bad_segments), the rest of the group is kept.
+ * TRIAGE roles the judge's model gave (the CREDITED_GROUP's triage_labels,
+ * algorithm.triage_labels = llm) become the trajectories' judge_roles (common/traj/traj.h); an
+ * entry that does not fit its trajectory is dropped and counted (bad_labels).
  * Continuation groups (prover.reuse_continuations) become rows too, after the group's: each
  * continuation a trajectory with first_step = t whose texts start with its source
  * trajectory's history, the K of one state one batch group (GRPO within it).
@@ -65,6 +68,11 @@ typedef struct pv_intake_stats {
                                                           verifiers' continuations trained on
                                                           (not in trajectories/won/steps) */
     uint64_t bad_continuations; /* continuation groups that did not fit their trajectory */
+    uint64_t labelled_groups;   /* algorithm.triage_labels = llm: groups that came with the
+                                   judge model's TRIAGE roles */
+    uint64_t labelled_trajs;    /* ... their trajectories with roles */
+    uint64_t bad_labels;        /* role entries that did not fit their trajectory (dropped:
+                                   the model-free labels for it) */
 } pv_intake_stats_t;
 
 /* Every counter of pv_intake_stats_t with how two runs' values merge: X(name, kind), kind
@@ -101,7 +109,10 @@ typedef struct pv_intake_stats {
     X(reused_groups, SUM_U)                                                                        \
     X(reused_rows, SUM_U)                                                                          \
     X(reused_steps, SUM_U)                                                                         \
-    X(bad_continuations, SUM_U)
+    X(bad_continuations, SUM_U)                                                                    \
+    X(labelled_groups, SUM_U)                                                                      \
+    X(labelled_trajs, SUM_U)                                                                       \
+    X(bad_labels, SUM_U)
 
 /* Write `s` as text, "name=value" separated by spaces in PV_INTAKE_STATS_FIELDS order
  * (integers in decimal, doubles in C99 hex float, so they read back exactly), into buf

@@ -486,6 +486,11 @@ static pv_err_t s_train(s_learner_t *s, pv_update_stats_t *up, pv_errmsg_t *em)
     s->run.spopp_tasks = as.spopp.tasks;
     s->run.spopp_baseline = as.spopp.mean_baseline;
     s->run.vict = as.vict;
+    s->run.triage = as.triage;
+    s->run.triage_run.judged += as.triage.judged;
+    s->run.triage_run.model_free += as.triage.model_free;
+    for (unsigned r = 0; r < 4; r++)
+        s->run.triage_run.roles[r] += as.triage.roles[r];
     if (err == PV_OK)
         err = pv_update_ppo(&s->trainer, trajs, &b, &s->tc.update, up, em);
     if (err == PV_OK) /* a diverged run stops here, before it publishes or saves NaNs */

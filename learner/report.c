@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/traj/triage.h"
 
 static double s_div(double a, double b)
 {
@@ -127,6 +128,21 @@ static json_t *s_lag_json(const pv_lag_hist_t *h)
     return o;
 }
 
+/* TRIAGE's counts (null for other estimators: no turn was labelled). */
+static void s_set_triage(json_t *o, const pv_triage_stats_t *tr, const pv_intake_stats_t *in)
+{
+    bool any = tr->judged + tr->model_free > 0;
+    pv_metrics_set_real(o, "triage_turns_llm", any ? (double)tr->judged : NAN);
+    pv_metrics_set_real(o, "triage_turns_model_free", any ? (double)tr->model_free : NAN);
+    json_t *roles = any ? json_object() : json_null();
+    for (unsigned r = 0; any && r < 4; r++)
+        json_object_set_new(roles, pv_triage_role_name((pv_triage_role_t)r),
+                            json_integer((json_int_t)tr->roles[r]));
+    json_object_set_new(o, "triage_roles", roles);
+    json_object_set_new(o, "triage_labelled_groups", json_integer((json_int_t)in->labelled_groups));
+    json_object_set_new(o, "triage_bad_labels", json_integer((json_int_t)in->bad_labels));
+}
+
 pv_err_t pv_report_iteration(pv_metrics_t *m, uint64_t iteration, uint64_t iterations,
                              uint64_t version, const pv_intake_stats_t *b,
                              const pv_intake_stats_t *t, const pv_update_stats_t *up,
@@ -204,6 +220,7 @@ pv_err_t pv_report_iteration(pv_metrics_t *m, uint64_t iteration, uint64_t itera
         pv_metrics_set_real(o, vk[k].key, vict ? (double)vk[k].n : NAN);
     pv_metrics_set_real(o, "vict_proof_share",
                         v->steps ? (double)v->proof_steps / (double)v->steps : NAN);
+    s_set_triage(o, &run->triage, b);
     pv_err_t err = pv_metrics_write(m, o);
     json_decref(o);
     char delta[64] = "-";
@@ -331,6 +348,7 @@ pv_err_t pv_report_summary(const char *dir, const char *cfg_env, const char *est
     json_object_set_new(o, "dropped_duplicate", json_integer((json_int_t)t->duplicates));
     json_object_set_new(o, "malformed", json_integer((json_int_t)t->malformed));
     s_set_precision(o, t);
+    s_set_triage(o, &run->triage_run, t);
     pv_metrics_set_real(o, "wall_s", run->wall_s);
     pv_metrics_set_real(o, "env_steps_per_s", s_div((double)total, run->wall_s));
     if (run->health)
@@ -441,6 +459,16 @@ pv_err_t pv_report_summary(const char *dir, const char *cfg_env, const char *est
                 "trajectories, %llu steps (their environment steps are the verification's)\n",
                 (unsigned long long)t->reused_groups, (unsigned long long)t->reused_rows,
                 (unsigned long long)t->reused_steps);
+    if (run->triage_run.judged + run->triage_run.model_free > 0) {
+        const pv_triage_stats_t *tr = &run->triage_run;
+        fprintf(out,
+                "triage labels: %zu turns from the judge's model, %zu model-free (%llu groups "
+                "labelled by the model, %llu role entries dropped); roles decisive %zu, "
+                "exploration %zu, no_progress %zu, regression %zu\n",
+                tr->judged, tr->model_free, (unsigned long long)t->labelled_groups,
+                (unsigned long long)t->bad_labels, tr->roles[0], tr->roles[1], tr->roles[2],
+                tr->roles[3]);
+    }
     if (t->precision_samples)
         fprintf(out, "judge precision against the oracle: %.3f (%llu of %llu proposals pivotal)\n",
                 (double)t->precision_hits / (double)t->precision_samples,

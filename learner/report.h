@@ -36,9 +36,15 @@
  *     vict_rows_untraced, vict_rows_failed (VICT: rows whose advantage went along their proof,
  *     rows that had none, rows without atom traces, failures kept whole), vict_proof_share (proof
  * steps / steps of the rows redistributed), vict_trace_dropped (trace entries the environment left
- * out; all null for other estimators); kind "eval": iteration, policy_version, wall_s, success_rate
- * (greedy, held-out tasks), success_rate_sampled (the same tasks, actions sampled at temperature
- * 1), eval_tasks, total_env_steps, cum_rollout_env_steps, cum_verify_env_steps.
+ * out; all null for other estimators), triage_turns_llm and triage_turns_model_free (TRIAGE: the
+ * batch's turns whose role came from the judge's model, algorithm.triage_labels = llm, and the
+ * turns given the model-free label: every turn with triage_labels = env, the fallback with llm),
+ * triage_roles ({decisive, exploration, no_progress, regression}: the roles given), all null for
+ * other estimators, and triage_labelled_groups, triage_bad_labels (the batch's groups that came
+ * with the model's roles, role entries dropped as not fitting their trajectory); kind "eval":
+ * iteration, policy_version, wall_s, success_rate (greedy, held-out tasks), success_rate_sampled
+ * (the same tasks, actions sampled at temperature 1), eval_tasks, total_env_steps,
+ * cum_rollout_env_steps, cum_verify_env_steps.
  */
 #ifndef PV_LEARNER_REPORT_H
 #define PV_LEARNER_REPORT_H
@@ -46,6 +52,7 @@
 #include <stdint.h>
 
 #include "common/metrics.h"
+#include "learner/triage_adv.h"
 #include "learner/vict.h"
 #include "common/traj/episodes.h"
 #include "learner/health.h"
@@ -88,6 +95,9 @@ typedef struct pv_run_totals {
     double spopp_baseline;
     /* VICT, the last batch (learner/vict.h's pv_vict_stats_t); all 0 for other estimators */
     pv_vict_stats_t vict;
+    /* TRIAGE, the last batch (learner/triage_adv.h's pv_triage_stats_t) and this process's
+     * iterations summed (a resumed run's start again); all 0 for other estimators */
+    pv_triage_stats_t triage, triage_run;
     const pv_health_t *health; /* the broker's books (learner/health.h), or NULL */
     /* acceptance split by the judge that proposed (learner/intake.h pv_intake_judges): of the
      * batch (the train line) and of the run (the summary); NULL / 0 = none */

@@ -46,8 +46,13 @@ pv_err_t pv_batch_triage(pv_batch_t *b, const pv_traj_t *trajs, size_t n, const 
         if ((rc = pv_triage_label(&v, 0, roles)) != PV_OK)
             return pv_errf(em, rc, "triage: labelling trajectory %zu", i);
         for (size_t t = 0; t < tr->n_steps; t++) {
+            bool judged = tr->judge_roles && tr->judge_roles[t] < 4;
+            if (judged)
+                roles[t] = (pv_triage_role_t)tr->judge_roles[t];
             b->advantages[i * b->L + t] += o->lambda * pv_triage_reward(roles[t]);
             st->roles[roles[t]]++;
+            st->judged += judged;
+            st->model_free += !judged;
         }
     }
     return PV_OK;

@@ -12,6 +12,10 @@
  * refused action or a state already visited is No-progress, a state new to the trajectory
  * Exploration, a success's last action Decisive, and nothing Regression. The process reward
  * is added after GRPO's normalisation (the abstract says "added"), so it is in advantage units.
+ * With algorithm.triage_labels = llm the judge's model labels the turns instead
+ * (judge/llm_label.h): a step with a judge role (pv_traj_t.judge_roles[t] < 4) takes it in
+ * place of the model-free one, every other step (a group or trajectory the model did not
+ * label, a turn it gave no known role) keeps the model-free label; the formula is the same.
  */
 #ifndef PV_LEARNER_TRIAGE_ADV_H
 #define PV_LEARNER_TRIAGE_ADV_H
@@ -30,6 +34,8 @@ typedef struct pv_triage_opts {
 /* Counts of the roles given in one batch, indexed by pv_triage_role_t. */
 typedef struct pv_triage_stats {
     size_t roles[4];
+    size_t judged;     /* turns whose role came from a judge (pv_traj_t.judge_roles) */
+    size_t model_free; /* turns given the model-free label (no judge role: the fallback) */
 } pv_triage_stats_t;
 
 /* lambda 0.2, epsilon 1e-6. */

@@ -46,7 +46,7 @@ pv_err_t pv_local_new(const pv_config_t *cfg, const pv_env_model_t *model, pv_en
     L->env = env;
     L->trainer = trainer;
     pv_jg_opts_from_config(&L->tc.plan, &L->cfg, pv_env_model_max_steps(model), env, &L->jo);
-    if (L->tc.plan.prover && L->tc.plan.judge == PV_JUDGE_LLM) {
+    if ((L->tc.plan.prover && L->tc.plan.judge == PV_JUDGE_LLM) || L->tc.plan.triage_llm) {
         pv_llm_opts_t lo;
         if ((rc = pv_llm_opts_from_config(&L->cfg, (uint32_t)cfg->prover.max_segment_turns, 1, &lo,
                                           em)) != PV_OK ||
@@ -111,7 +111,8 @@ const pv_train_cfg_t *pv_local_train_cfg(const pv_local_t *L)
 
 /* prover.judge = llm in one process: ask the model and wait for its proposal (or the
  * contrast fallback's, at the latest after judge.group_timeout_ms); *judge gets the judge
- * to credit ("llm" or "contrast-fallback"). */
+ * to credit ("llm" or "contrast-fallback"). algorithm.triage_labels = llm: its TRIAGE roles
+ * ("llm" or "model-free-fallback"). */
 static pv_err_t s_llm_propose(pv_local_t *L, pv_jgroup_t *g, const char **judge, pv_errmsg_t *em)
 {
     pv_llm_group_t lg = pv_jgroup_llm_group(g, &L->jo, 0);
@@ -123,6 +124,10 @@ static pv_err_t s_llm_propose(pv_local_t *L, pv_jgroup_t *g, const char **judge,
             pv_llm_judge_cancel(L->llm, ticket);
     if (rc != PV_OK)
         return pv_errf(em, rc, "llm judge: %s", pv_strerror(rc));
+    if (g->labelling) { /* algorithm.triage_labels = llm: the roles are in g->roles */
+        *judge = pv_llm_labels_judge(&r);
+        return pv_jgroup_labels_done(g, r.labels.labelled);
+    }
     *judge = pv_llm_result_judge(&r);
     return pv_jgroup_adopt(g, &L->jo, &r.seg, r.n_segs, L->judge);
 }

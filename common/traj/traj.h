@@ -82,6 +82,11 @@ typedef struct pv_traj {
      * the episode's reset, so a continuation's first is first_step); NULL when the
      * environment records none. VICT's estimator reads them (learner/vict.h). */
     pv_env_trace_t *traces;
+    /* TRIAGE roles a judge gave the steps (algorithm.triage_labels = llm; the
+     * CREDITED_GROUP's triage_labels): judge_roles[t] a pv_triage_role_t value (0..3) or
+     * PV_TRIAGE_ROLE_NONE (common/traj/triage.h); NULL when no judge labelled the trajectory.
+     * learner/triage_adv.h reads them. */
+    const uint8_t *judge_roles;
 } pv_traj_t;
 
 /* Costs, counted apart for rollouts and verification (DESIGN.md section 1). */

@@ -40,6 +40,10 @@ typedef enum pv_triage_role {
     PV_TRIAGE_REGRESSION,
 } pv_triage_role_t;
 
+/* No role: a turn a judge did not label (the wire's turn_roles, learner/triage_adv.h gives
+ * it the model-free label). Stored in uint8_t role arrays. */
+#define PV_TRIAGE_ROLE_NONE 0xffu
+
 /* The role's fixed process reward: 1.0, 0.5, -0.1, -0.5 (TRIAGE's table); 0 for an unknown
  * value. */
 double pv_triage_reward(pv_triage_role_t role);

@@ -32,7 +32,7 @@
 
 /* Envelope constants: {"pv": PV_WIRE_MAGIC, "ver": PV_WIRE_VERSION, "type": id, "body": {}} */
 #define PV_WIRE_MAGIC   0x50565731u /* "PVW1" */
-#define PV_WIRE_VERSION 10u
+#define PV_WIRE_VERSION 11u
 
 /* ---- shared pieces ------------------------------------------------------------------- */
 
@@ -163,6 +163,14 @@
     X(T, U32, _, k, 4096, REQ, NONE, "continuations per side")                                     \
     X(T, BOOL, _, verified, 0, REQ, NONE, "both sides were verified (false: delta is not usable)")
 
+#define PV_WIRE_FIELDS_turn_roles(X, T)                                                            \
+    X(T, U32, _, traj, 0, REQ, NONE,                                                               \
+      "trajectory index into group.trajectories (the receiver bounds-checks it)")                  \
+    X(T, ARR_U32, _, roles, 4096, REQ, NONE,                                                       \
+      "TRIAGE role of each action turn, one per step: 0 = decisive, 1 = exploration, 2 = "         \
+      "no_progress, 3 = regression, any other value = not labelled (the learner's model-free "     \
+      "rule); the receiver checks the count against the trajectory's steps")
+
 #define PV_WIRE_FIELDS_credited_group(X, T)                                                        \
     X(T, OBJ, rollout_group, group, 0, REQ, NONE, "the rollout group, as the actor sent it")       \
     X(T, STR, _, judge, 64, REQ, NONE, "judge that proposed the segments, e.g. \"contrast\"")      \
@@ -177,7 +185,10 @@
       "regress on a failure (judge precision = hits / samples)")                                   \
     X(T, ARR_OBJ, continuation_group, continuation_groups, 8192, OPT, NONE,                        \
       "prover.reuse_continuations: the verifiers' continuations, one group per verified state, "   \
-      "to train on")
+      "to train on")                                                                               \
+    X(T, ARR_OBJ, turn_roles, triage_labels, 1024, OPT, NONE,                                      \
+      "algorithm.triage_labels = llm: the judge model's TRIAGE roles, one entry per trajectory "   \
+      "it labelled (absent: the learner labels every turn model-free)")
 
 /* ---- 5 WEIGHTS ----------------------------------------------------------------------- */
 
@@ -401,6 +412,7 @@
     X(verify_result, "Outcome of a verify job (verifier -> judge).")                               \
     X(segment, "A proposed pivotal segment and its verified success-rate difference.")             \
     X(continuation_group, "The continuations from one restored state (judge -> learner).")         \
+    X(turn_roles, "The TRIAGE roles a judge gave the action turns of one trajectory.")             \
     X(credited_group, "A rollout group with its verified segments (judge -> learner).")            \
     X(weights, "Policy parameters, or an announcement of a new version (learner -> relay).")       \
     X(registration, "A worker offers a service (worker -> broker).")                               \

@@ -70,6 +70,31 @@ static void test_plans_without_judge(void **state)
     }
 }
 
+/* TRIAGE labelled by the judge's model: groups go through the judge (no states, no ProVer
+ * credit, no group the ProVer protocol judges); the choice means nothing for other
+ * estimators, so it is refused there, naming the key. */
+static void test_triage_llm_plan(void **state)
+{
+    (void)state;
+    const char *kv[] = {"algorithm.adv_estimator", "triage", "algorithm.triage_labels", "llm"};
+    pv_run_plan_t p = s_plan(kv, 4);
+    assert_true(p.triage_llm && p.needs_judge);
+    assert_false(p.prover || p.save_states);
+    assert_string_equal(p.group_service, "judge");
+    assert_int_equal(p.estimator, PV_ADV_TRIAGE);
+    assert_int_equal(p.keys, PV_STATE_KEY_STATE);
+    assert_false(pv_run_plan_judges_group(&p, 3, 8));
+    p = s_plan(kv, 2); /* triage_labels = env, the default */
+    assert_false(p.triage_llm || p.needs_judge);
+    pv_config_t cfg;
+    pv_config_defaults(&cfg);
+    assert_int_equal(pv_config_set(&cfg, "algorithm.triage_labels", "llm", NULL), PV_OK);
+    pv_errmsg_t em = {{0}};
+    assert_int_equal(pv_run_plan_from_config(&cfg, &p, &em), PV_ERR_CONFIG); /* prover */
+    assert_non_null(strstr(em.text, "algorithm.triage_labels"));
+    assert_int_equal(pv_config_set(&cfg, "algorithm.triage_labels", "gpt", NULL), PV_ERR_CONFIG);
+}
+
 static void test_judged_groups(void **state)
 {
     (void)state;
@@ -120,9 +145,8 @@ static void test_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_prover_plan),
-        cmocka_unit_test(test_plans_without_judge),
-        cmocka_unit_test(test_judged_groups),
+        cmocka_unit_test(test_prover_plan),     cmocka_unit_test(test_plans_without_judge),
+        cmocka_unit_test(test_triage_llm_plan), cmocka_unit_test(test_judged_groups),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

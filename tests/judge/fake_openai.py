@@ -5,7 +5,8 @@ It is not a model and judges nothing: it plays a script, so prover's LLM judge
 (judge/llm_judge.h) can be tested and demonstrated without one. Python standard library only.
 
     tests/judge/fake_openai.py [--port N] [--port-file FILE] [--script STEPS]
-                               [--answers FILE] [--log FILE] [--fail-first N]
+                               [--answers FILE] [--group-scripts FILE] [--log FILE]
+                               [--fail-first N]
                                [--require-key KEY]
 
 It serves POST /v1/chat/completions (and /chat/completions) in the shape of OpenAI's API:
@@ -39,6 +40,14 @@ Steps:
   huge           HTTP 200 with a 2 MiB body
   wrong_types    HTTP 200, a chat completion whose content is a number, tool_calls a string
                  and usage.prompt_tokens a string
+TRIAGE's labelling prompt (judge/llm_label.h: "trajectory i (success|failed, n turns):"):
+  labels         every turn t of trajectory i gets the role ROLES[(i + t) % 4], ROLES =
+                 decisive, exploration, no_progress, regression (a fixed rule, no judgement)
+  labels_unknown as labels, but turn 0 of trajectory 0 is "pivotal" (no such role)
+  labels_short   as labels, but trajectory 0 has one role fewer than its turns
+  labels_none    {"trajectories": []}: no turn labelled
+--group-scripts FILE (a JSON object {"<group id>": "STEPS"}) plays STEPS for the conversation
+about that group ("Group N." in the prompt), before a fake-script directive or --script.
 --fail-first N answers the first N requests with HTTP 503 whatever the script says (a
 retry test). --require-key KEY answers 401 unless "Authorization: Bearer KEY" is sent.
 --log FILE appends one JSON line per request: {"n", "step", "turn", "request"}.
@@ -64,6 +73,10 @@ class State:
         if args.answers:
             with open(args.answers, encoding="utf-8") as f:
                 self.answers = json.load(f)
+        self.group_scripts = {}
+        if args.group_scripts:
+            with open(args.group_scripts, encoding="utf-8") as f:
+                self.group_scripts = json.load(f)
         self.log = args.log
         self.fail_first = args.fail_first
         self.key = args.require_key
@@ -93,6 +106,24 @@ def parse_prompt(messages):
                 info["refused"].add(int(t.group(1)))
     info["failed"] = [int(x) for x in re.findall(r"^trajectory (\d+) \(failed", user, re.M)]
     return info
+
+
+ROLES = ["decisive", "exploration", "no_progress", "regression"]
+
+
+def labels_answer(info, step):
+    """The labelling prompt's trajectories, each turn labelled by the fixed rule."""
+    out = []
+    for m in re.finditer(r"^trajectory (\d+) \((?:success|failed), (\d+) turns\):", info["user"],
+                         re.M):
+        i, n = int(m.group(1)), int(m.group(2))
+        roles = [ROLES[(i + t) % 4] for t in range(n)]
+        if i == 0 and step == "labels_unknown" and roles:
+            roles[0] = "pivotal"
+        if i == 0 and step == "labels_short" and roles:
+            roles = roles[:-1]
+        out.append({"traj_id": i, "roles": roles})
+    return {"trajectories": [] if step == "labels_none" else out}
 
 
 def oracle_answer(st, info):
@@ -190,6 +221,8 @@ class Handler(BaseHTTPRequestHandler):
         d = re.search(r"fake-script: ([a-z_0-9:,]+)", info["user"])
         if d:
             script = d.group(1).split(",")
+        if info["group"] in st.group_scripts:
+            script = st.group_scripts[info["group"]].split(",")
         turn = sum(1 for m in msgs if m.get("role") == "assistant")
         step = script[min(turn, len(script) - 1)]
         if n <= st.fail_first:
@@ -242,6 +275,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply(200, completion(body, msg, "tool_calls"))
         if step == "malformed":
             content = "Sure! The pivotal segment is turns 1 to 2 {not json"
+        elif step.startswith("labels"):
+            content = json.dumps(labels_answer(info, step))
         else:
             ans = oracle_answer(st, info)
             if step == "out_of_bounds":
@@ -262,6 +297,7 @@ def main():
     ap.add_argument("--port-file")
     ap.add_argument("--script", default="oracle")
     ap.add_argument("--answers")
+    ap.add_argument("--group-scripts")
     ap.add_argument("--log")
     ap.add_argument("--fail-first", type=int, default=0)
     ap.add_argument("--require-key")

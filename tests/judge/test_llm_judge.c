@@ -639,6 +639,94 @@ static void test_opts_from_config(void **state)
     assert_int_equal(pv_config_set(&cfg, "prover.judge", "llm", NULL), PV_OK);
 }
 
+/* TRIAGE's labels (label_turns): one conversation per group, no tools, the labels' schema;
+ * the stand-in labels turn t of trajectory i with role (i + t) % 4, and its scripted faults
+ * (a short list, an unknown name, a malformed reply) are counted and fall back per turn. */
+static void test_labels_conversation(void **state)
+{
+    (void)state;
+    fs_server_t s;
+    fs_start(&s, "--script labels");
+    pv_llm_opts_t o = s_opts(&s);
+    o.max_repairs = 1;
+    pv_llm_judge_t *J;
+    assert_int_equal(pv_llm_judge_new(&o, &J, NULL), PV_OK);
+    static const char *const tasks[] = {
+        "put a clean mug in coffeemachine.",
+        "put a clean mug in coffeemachine. fake-script: malformed,labels",
+        "put a clean mug in coffeemachine. fake-script: labels_short",
+        "put a clean mug in coffeemachine. fake-script: labels_unknown",
+        "put a clean mug in coffeemachine. fake-script: malformed",
+    };
+    enum { N = 5, TURNS = 6 + 7 + 6 + 20 };
+    fx_group_t g[N];
+    pv_llm_group_t grp[N];
+    uint8_t roles[N][TURNS];
+    uint64_t tickets[N];
+    pv_llm_result_t r[N];
+    for (size_t k = 0; k < N; k++) {
+        grp[k] = s_group(&g[k], 200 + k, tasks[k]);
+        grp[k].views = NULL; /* labels need no proposer */
+        grp[k].label_turns = true;
+        grp[k].roles = roles[k];
+        memset(roles[k], 42, TURNS);
+        assert_int_equal(pv_llm_judge_submit(J, &grp[k], &tickets[k], NULL), PV_OK);
+    }
+    s_run(J, tickets, N, r, NULL);
+    /* the rule, turn by turn; `skip` turns [a, b) expected unlabelled */
+    for (size_t k = 0; k < N; k++) {
+        size_t a = 0, b = 0;
+        if (k == 2)
+            b = 6; /* trajectory 0 one role short: none of its 6 turns */
+        if (k == 3)
+            b = 1; /* turn 0 of trajectory 0 "pivotal" */
+        if (k == 4)
+            b = TURNS; /* no valid answer: nothing */
+        for (size_t i = 0, off = 0; i < FX_N; off += g[k].trajs[i].n_steps, i++)
+            for (size_t t = 0; t < g[k].trajs[i].n_steps; t++) {
+                size_t at = off + t;
+                unsigned want = at >= a && at < b ? PV_LLM_ROLE_NONE : (unsigned)((i + t) % 4);
+                if (roles[k][at] != want)
+                    fail_msg("group %zu trajectory %zu turn %zu: role %u, want %u", k, i, t,
+                             roles[k][at], want);
+            }
+        assert_int_equal(r[k].labels.labelled, TURNS - (b - a));
+        assert_int_equal(r[k].labels.unlabelled, b - a);
+        assert_int_equal(r[k].n_segs, 0);
+    }
+    assert_int_equal(r[0].fallback, PV_LLM_FALLBACK_NONE);
+    assert_int_equal(r[0].requests, 1);
+    assert_int_equal(r[1].fallback, PV_LLM_FALLBACK_NONE);
+    assert_int_equal(r[1].repairs, 1);
+    assert_int_equal(r[2].labels.bad_trajs, 1);
+    assert_int_equal(r[3].labels.bad_roles, 1);
+    assert_int_equal(r[4].fallback, PV_LLM_FALLBACK_INVALID);
+    assert_int_equal(r[4].repairs, 1);
+    pv_llm_stats_t st;
+    pv_llm_judge_stats(J, &st);
+    assert_int_equal(st.label_groups, N);
+    assert_int_equal(st.answered, 4);
+    assert_int_equal(st.fallback_by[PV_LLM_FALLBACK_INVALID], 1);
+    assert_int_equal(st.turns_labelled, 4 * TURNS - 6 - 1);
+    assert_int_equal(st.turns_unlabelled, 6 + 1 + TURNS);
+    /* what went over the wire: no tools, the labels' schema, every trajectory in the prompt */
+    json_t *reqs = fs_requests(&s);
+    assert_int_equal(json_array_size(reqs), 1 + 2 + 1 + 1 + 2);
+    for (size_t i = 0; i < json_array_size(reqs); i++) {
+        json_t *body = json_object_get(json_array_get(reqs, i), "request");
+        assert_null(json_object_get(body, "tools"));
+        assert_null(json_object_get(body, "tool_choice"));
+        json_t *js = json_object_get(json_object_get(body, "response_format"), "json_schema");
+        assert_string_equal(json_string_value(json_object_get(js, "name")), "triage_roles");
+        const char *user = json_string_value(
+            json_object_get(json_array_get(json_object_get(body, "messages"), 1), "content"));
+        assert_non_null(strstr(user, "trajectory 3 (failed, 20 turns):"));
+    }
+    json_decref(reqs);
+    pv_llm_judge_destroy(&J);
+    fs_stop(&s);
+}
+
 int main(void)
 {
     if (!fs_have_python()) {
@@ -660,6 +748,7 @@ int main(void)
         S_TEST(test_untrusted_replies),
         S_TEST(test_many_groups_nothing_lost),
         S_TEST(test_submit_take_cancel),
+        S_TEST(test_labels_conversation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
