@@ -126,7 +126,8 @@
       "verl-agent's GiGPO (episode plus anchor-state step advantages, no verifiers); pgpo = "      \
       "potential differences of anchor states (learner/pgpo.h); spopp = outcome minus a "          \
       "persistent per-task value, token-standardised (learner/spopp.h); triage = GRPO plus "       \
-      "role-typed process rewards from model-free labels (learner/triage_adv.h); vict = GRPO's "   \
+      "role-typed process rewards from model-free labels, or the judge's model's "                 \
+      "(algorithm.triage_labels) (learner/triage_adv.h); vict = GRPO's "                           \
       "outcome advantage redistributed along the goal atoms' proof edges (learner/vict.h).")       \
     B(algorithm, norm_adv_by_std_in_grpo, true, "GRPO: divide by the group std (verl's flag).")    \
     F(algorithm, gigpo_step_weight, 1.0, 0.0, 1000.0,                                              \
@@ -167,7 +168,7 @@
       "(common/traj/triage.h); llm = the judge's model (judge.*) labels every turn of each "       \
       "group, "                                                                                    \
       "routed through prover-judge, the model-free label the fallback for turns it did not label " \
-      "(judge/llm_label.h).")                                                                      \
+      "(judge/llm_label.h); ignored by the other estimators.")                                     \
     E(algorithm, vict_split, "conserve", "conserve|broadcast",                                     \
       "VICT: how a row's advantage goes along its proof steps: conserve = A_i N_i / N_P on each "  \
       "proof token (the row's GRPO mass, redistributed), broadcast = A_i on each; 0 off the "      \

@@ -108,12 +108,10 @@ pv_err_t pv_run_plan_from_config(const pv_config_t *cfg, pv_run_plan_t *out, pv_
         pv_prover_apply_parse(cfg->prover.apply, &out->credit.apply, em) != PV_OK)
         return PV_ERR_CONFIG; /* the message names the key */
     out->credit.lambda = cfg->prover.lambda;
-    out->triage_llm = strcmp(cfg->algorithm.triage_labels, "llm") == 0;
-    if (out->triage_llm && out->estimator != PV_ADV_TRIAGE)
-        return pv_errf(em, PV_ERR_CONFIG,
-                       "algorithm.triage_labels=llm labels turns for algorithm.adv_estimator="
-                       "triage, not %s",
-                       out->name);
+    /* the key means nothing to the other estimators (a config shared by several runs may
+     * set it): ignored there */
+    out->triage_llm =
+        out->estimator == PV_ADV_TRIAGE && strcmp(cfg->algorithm.triage_labels, "llm") == 0;
     out->needs_judge = out->prover || out->triage_llm;
     out->group_service = out->needs_judge ? "judge" : "learn";
     out->save_states = out->prover;

@@ -118,9 +118,9 @@ typedef struct pv_run_plan {
     uint32_t max_successes;       /* .. prover.max_successes successes, and a failure */
 } pv_run_plan_t;
 
-/* Decide the plan of `cfg`. Errors: PV_ERR_CONFIG naming the key (an estimator, judge, sign
- * or apply value the config parser let through but no role implements;
- * algorithm.triage_labels = llm with an estimator other than triage). */
+/* Decide the plan of `cfg` (algorithm.triage_labels is read for estimator triage only).
+ * Errors: PV_ERR_CONFIG naming the key (an estimator, judge, sign or apply value the config
+ * parser let through but no role implements). */
 pv_err_t pv_run_plan_from_config(const pv_config_t *cfg, pv_run_plan_t *out, pv_errmsg_t *em);
 
 /* Whether the judge works on a group with `n_success` successes of `n` trajectories (and

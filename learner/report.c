@@ -132,8 +132,10 @@ static json_t *s_lag_json(const pv_lag_hist_t *h)
 static void s_set_triage(json_t *o, const pv_triage_stats_t *tr, const pv_intake_stats_t *in)
 {
     bool any = tr->judged + tr->model_free > 0;
-    pv_metrics_set_real(o, "triage_turns_llm", any ? (double)tr->judged : NAN);
-    pv_metrics_set_real(o, "triage_turns_model_free", any ? (double)tr->model_free : NAN);
+    json_object_set_new(o, "triage_turns_llm",
+                        any ? json_integer((json_int_t)tr->judged) : json_null());
+    json_object_set_new(o, "triage_turns_model_free",
+                        any ? json_integer((json_int_t)tr->model_free) : json_null());
     json_t *roles = any ? json_object() : json_null();
     for (unsigned r = 0; any && r < 4; r++)
         json_object_set_new(roles, pv_triage_role_name((pv_triage_role_t)r),
