@@ -3,7 +3,9 @@
  * (acceptance rate, the share expected by noise, segment length, delta's standard error)
  * match a hand computation, in the metrics line and the summary too; the actor's
  * ROLLOUT_GROUP is taken straight; duplicates, stale groups and other messages are refused
- * and counted. Also pv_prover_delta_stats against hand-computed binomial sums. */
+ * and counted; TRIAGE roles from the judge's model become the trajectories' judge_roles, the
+ * entries that do not fit counted. Also pv_prover_delta_stats against hand-computed binomial
+ * sums. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +20,7 @@
 #include <jansson.h>
 
 #include "common/traj/traj_wire.h"
+#include "common/traj/triage.h"
 #include "learner/intake.h"
 #include "learner/report.h"
 
@@ -502,6 +505,59 @@ static void test_totals_across_legs(void **state)
     pv_intake_destroy(&in);
 }
 
+/* TRIAGE roles from the judge's model (CREDITED_GROUP.triage_labels): a fitting entry
+ * becomes the trajectory's judge_roles (a value above 3 is "not labelled"), one naming no
+ * trajectory, a second one for the same trajectory and one with another count than the
+ * steps are dropped and counted; the group is kept. */
+static void test_triage_labels(void **state)
+{
+    s_fix_t *f = *state;
+    pv_wire_msg_t m = {.type = PV_MSG_CREDITED_GROUP};
+    pv_wire_credited_group_t *c = &m.credited_group;
+    s_group(f, 21, &c->group);
+    static uint32_t r0[S_T] = {0, 3, 9, 2}, r1[S_T] = {1, 1, 1, 1}, r_short[S_T - 1] = {0, 0, 0},
+                    r_dup[S_T] = {3, 3, 3, 3};
+    pv_wire_turn_roles_t tl[] = {{.traj = 0, .roles = r0, .n_roles = S_T},
+                                 {.traj = 7, .roles = r1, .n_roles = S_T},
+                                 {.traj = 2, .roles = r_short, .n_roles = S_T - 1},
+                                 {.traj = 1, .roles = r1, .n_roles = S_T},
+                                 {.traj = 0, .roles = r_dup, .n_roles = S_T}};
+    c->judge = "llm";
+    c->triage_labels = tl;
+    c->n_triage_labels = 5;
+    assert_int_equal(pv_wire_encode(&m, NULL, &f->buf, NULL), PV_OK);
+    pv_intake_t *in;
+    assert_int_equal(pv_intake_new(4, &in), PV_OK);
+    pv_intake_verdict_t v;
+    assert_int_equal(pv_intake_add(in, f->buf.data, f->buf.len, 8, 2, &v, NULL), PV_OK);
+    assert_int_equal(v, PV_INTAKE_ACCEPTED);
+    size_t n;
+    const pv_traj_t *tr = pv_intake_trajs(in, &n);
+    assert_int_equal(n, S_G);
+    const uint8_t want0[S_T] = {PV_TRIAGE_DECISIVE, PV_TRIAGE_REGRESSION, PV_TRIAGE_ROLE_NONE,
+                                PV_TRIAGE_NO_PROGRESS};
+    const uint8_t want1[S_T] = {1, 1, 1, 1};
+    assert_non_null(tr[0].judge_roles);
+    assert_memory_equal(tr[0].judge_roles, want0, S_T); /* the first entry for it counts */
+    assert_non_null(tr[1].judge_roles);
+    assert_memory_equal(tr[1].judge_roles, want1, S_T);
+    assert_null(tr[2].judge_roles); /* its entry was one role short */
+    const pv_intake_stats_t *b = pv_intake_stats(in);
+    assert_int_equal(b->labelled_groups, 1);
+    assert_int_equal(b->labelled_trajs, 2);
+    assert_int_equal(b->bad_labels, 3);
+    /* a group without labels: none on its trajectories, nothing counted */
+    s_credited(f, 22);
+    assert_int_equal(pv_intake_add(in, f->buf.data, f->buf.len, 8, 2, &v, NULL), PV_OK);
+    tr = pv_intake_trajs(in, &n);
+    assert_int_equal(n, 2 * S_G);
+    for (size_t i = S_G; i < n; i++)
+        assert_null(tr[i].judge_roles);
+    assert_int_equal(pv_intake_stats(in)->labelled_groups, 1);
+    assert_int_equal(pv_intake_totals(in)->bad_labels, 3);
+    pv_intake_destroy(&in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -511,6 +567,7 @@ int main(void)
         cmocka_unit_test(test_step_versions),
         cmocka_unit_test(test_delta_stats),
         cmocka_unit_test(test_totals_across_legs),
+        cmocka_unit_test(test_triage_labels),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);
 }
