@@ -95,8 +95,8 @@ typedef struct pv_env_spec {
  * reset (0 = the first action). Records are fixed-size, so a step fills one without
  * allocating; what exceeds a bound is left out and counted in n_dropped (saturating at
  * 255), never silently. A refused action has an empty record. */
-#define PV_ENV_TRACE_ATOMS 8 /* goal atoms made true (and, apart, made false) by one step */
-#define PV_ENV_TRACE_DEPS  8 /* dependency edges of one step */
+#define PV_ENV_TRACE_ATOMS 48 /* goal atoms made true (and, apart, made false) by one step */
+#define PV_ENV_TRACE_DEPS  8  /* dependency edges of one step */
 typedef struct pv_env_trace {
     uint8_t n_made, n_unmade, n_deps;
     uint8_t n_dropped;                   /* atoms or edges beyond the bounds, left out */

@@ -130,53 +130,6 @@ static void s_result(const ws_env_t *e, bool admissible, float reward, pv_step_r
                               .n_steps = e->st.n_steps};
 }
 
-/* No step established anything yet (a reset, or a load: its state's facts have no step). */
-static void s_trace_forget(ws_env_t *e)
-{
-    e->est_results = e->est_product = -1;
-    for (uint32_t o = 0; o < PV_WEBSHOP_MAX_OPTNAMES; o++)
-        e->est_sel[o] = -1;
-}
-
-/* An edge to the step that established a fact, if one did. */
-static void s_dep(pv_env_trace_t *t, int32_t est)
-{
-    if (est >= 0)
-        pv_env_trace_add_dep(t, (uint32_t)est);
-}
-
-/* The atom trace of step `step`, accepted, that changed the state `old` into e->st
- * (webshop.h "Atom traces"). */
-static void s_trace(ws_env_t *e, const ws_state_t *old, bool search, int32_t step)
-{
-    const ws_state_t *st = &e->st;
-    pv_env_trace_t *t = &e->trace;
-    if (search) { /* a new result list */
-        e->est_results = step;
-        return;
-    }
-    if (st->page == WS_PAGE_RESULTS && st->page_no != old->page_no) { /* another page of it */
-        s_dep(t, e->est_results);
-        e->est_results = step;
-    }
-    if (st->product != WS_NONE && st->product != old->product) { /* a product opened */
-        s_dep(t, e->est_results);
-        e->est_product = step;
-    }
-    for (uint32_t o = 0; o < PV_WEBSHOP_MAX_OPTNAMES; o++)
-        if (st->sel[o] != WS_SEL_NONE && st->sel[o] != old->sel[o]) { /* an option chosen */
-            s_dep(t, e->est_product);
-            e->est_sel[o] = step;
-        }
-    if (st->page == WS_PAGE_DONE && st->reward > 0.0f) { /* bought, scoring: the goal atom */
-        t->made[t->n_made++] = 0;
-        s_dep(t, e->est_product);
-        for (uint32_t o = 0; o < PV_WEBSHOP_MAX_OPTNAMES; o++)
-            if (st->sel[o] != WS_SEL_NONE)
-                s_dep(t, e->est_sel[o]);
-    }
-}
-
 static pv_err_t s_reset(void *env, const pv_task_t *task, pv_step_result_t *out)
 {
     ws_env_t *e = env;
@@ -196,32 +149,17 @@ static pv_err_t s_reset(void *env, const pv_task_t *task, pv_step_result_t *out)
     e->started = true;
     e->acts_ok = false;
     e->ex_ok = false;
-    s_trace_forget(e);
+    ws_trace_forget(e);
     ws_render(e);
     s_result(e, true, 0.0f, out);
     return PV_OK;
 }
 
-#define S_MAX_GOAL_ATTRS 64
-
 static void s_buy(ws_env_t *e)
 {
-    const ws_model_t *m = e->m;
     ws_state_t *st = &e->st;
-    const ws_product_t *p = &m->products[st->product];
-    const char *attr_ptrs[64], *goal_attrs[S_MAX_GOAL_ATTRS];
-    const char *names[PV_WEBSHOP_MAX_OPTNAMES], *values[PV_WEBSHOP_MAX_OPTNAMES];
-    const char *bought[PV_WEBSHOP_MAX_OPTNAMES];
-    pv_webshop_item_t item;
-    pv_webshop_target_t target;
-    ws_item_view(m, p, attr_ptrs, &item);
-    ws_target_view(m, ws_goal_of(e), goal_attrs, S_MAX_GOAL_ATTRS, names, values, &target);
-    size_t n_sel = 0; /* list(session['options'].values()) */
-    for (uint32_t o = 0; o < p->n_options; o++)
-        if (st->sel[o] != WS_SEL_NONE)
-            bought[n_sel++] = ws_ref_s(m, m->options[p->options + o].values, st->sel[o]);
     pv_webshop_score_t score;
-    pv_webshop_score(&item, &target, p->price, bought, n_sel, &score);
+    ws_score_state(e, &score);
     st->reward = (float)score.reward;
     st->won = score.reward >= 1.0;
     st->done = 1;
@@ -281,6 +219,7 @@ static bool s_click(ws_env_t *e, const char *arg)
         break;
     case WS_CLICK_OPTION:
         st->sel[a] = (uint16_t)b;
+        e->clicked_opt = (int32_t)a;
         break;
     }
     return true;
@@ -313,6 +252,7 @@ static pv_err_t s_step(void *env, const char *action, pv_step_result_t *out)
     ws_state_t old;
     memcpy(&old, st, offsetof(ws_state_t, n_results)); /* what a click compares */
     memset(&e->trace, 0, sizeof e->trace);
+    e->clicked_opt = -1;
     st->n_steps++;
     char name[16], arg[1024];
     bool ok = false, search = false;
@@ -335,22 +275,12 @@ static pv_err_t s_step(void *env, const char *action, pv_step_result_t *out)
         e->acts_ok = false;
     if (!st->done && st->n_steps >= e->m->max_steps)
         st->done = 1;
-    if (ok) {
+    if (ok)
         ws_render(e);
-        s_trace(e, &old, search, step);
-    }
+    ws_trace_step(e, &old, ok, search, step);
     s_result(e, ok, st->page == WS_PAGE_DONE && ok ? st->reward : 0.0f, out);
     out->trace = &e->trace;
     return PV_OK;
-}
-
-/* Goal atom 0 is the purchase: "purchase(INSTRUCTION)". */
-static pv_err_t s_atom_name(const void *env, uint32_t atom, char *buf, size_t cap)
-{
-    const ws_env_t *e = env;
-    if (!e->started)
-        return PV_ERR_STATE;
-    return pv_env_atom_one(atom, "purchase", ws_s(e->m, ws_goal_of(e)->instruction), buf, cap);
 }
 
 static const char *s_task_text(const void *env)
@@ -514,7 +444,7 @@ static pv_err_t s_load(void *env, const uint8_t *buf, size_t len, pv_errmsg_t *e
     e->started = true;
     e->acts_ok = false;
     e->ex_ok = false;
-    s_trace_forget(e);
+    ws_trace_forget(e);
     ws_render(e);
     return PV_OK;
 }
@@ -547,5 +477,5 @@ const pv_env_ops_t pv_webshop_ops = {
     .expert_action = ws_expert_action,
     .expert_plan_len = ws_expert_plan_len,
     .info = s_info,
-    .atom_name = s_atom_name,
+    .atom_name = ws_atom_name,
 };

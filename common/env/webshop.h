@@ -195,6 +195,8 @@ typedef struct pv_webshop_score {
     bool price_ok;
     uint32_t n_attr_match;
     uint32_t n_option_match;
+    uint64_t attr_matched;   /* bit g: goal attribute g matched (the first 64) */
+    uint64_t option_matched; /* bit g: goal option g matched by a purchased value (first 64) */
 } pv_webshop_score_t;
 
 /* WebShop's get_reward(purchased_product, goal, price, options) as on princeton-nlp/WebShop's
@@ -226,6 +228,12 @@ typedef struct pv_webshop_score {
  * their prefix in the fuzzy step. */
 void pv_webshop_score(const pv_webshop_item_t *item, const pv_webshop_target_t *goal, double price,
                       const char *const *bought, size_t n_bought, pv_webshop_score_t *out);
+
+/* The goal options (bit g for goal->options[g], g < 64) that one purchased option value
+ * matches by get_option_reward's rule above (normalize_color on both sides, token_set_ratio
+ * > 85); pv_webshop_score's option_matched is the OR over the purchased values. Allocates
+ * nothing. */
+uint64_t pv_webshop_option_matches(const pv_webshop_target_t *goal, const char *value);
 
 /* engine/normalize.py normalize_color: the first entry of WebShop's COLOR_SET that is a
  * substring of `s` (a static string), else `s` itself. */

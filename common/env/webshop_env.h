@@ -16,6 +16,20 @@ typedef enum ws_page {
 
 #define WS_SEL_NONE 0xffffu
 
+/* The goal atoms a state holds (webshop.h "Atom traces"); derived from the state. */
+typedef struct ws_truth {
+    bool purchase, type, price;
+    uint64_t attrs; /* bit a: goal attribute a */
+    uint64_t opts;  /* bit k: goal option k */
+} ws_truth_t;
+
+/* Goal atom ids: the purchase, the type match, the price bound, then the goal's attributes
+ * (WS_ATOM_ATTR0 + a), then its options (WS_ATOM_ATTR0 + n_attrs + k). */
+#define WS_ATOM_PURCHASE 0u
+#define WS_ATOM_TYPE     1u
+#define WS_ATOM_PRICE    2u
+#define WS_ATOM_ATTR0    3u
+
 /* Everything that decides the future; pointer-free (webshop.h "Saved state"). */
 typedef struct ws_state {
     uint32_t split;
@@ -50,9 +64,12 @@ typedef struct ws_env {
     char ex_query[PV_WEBSHOP_QUERY_MAX + 1];
     uint32_t ex_n_results;
     uint32_t ex_results[PV_WEBSHOP_RESULTS_MAX];
-    /* atom trace (env.h; webshop.h "Atom traces"): the steps that last showed the results
-     * page, opened the product and chose each option (-1: none since the reset or load) */
-    int32_t est_results, est_product, est_sel[PV_WEBSHOP_MAX_OPTNAMES];
+    /* atom trace (env.h; webshop_trace.c, webshop.h "Atom traces"): the steps that last
+     * showed the results page and opened the product (-1: none since the reset or load),
+     * the option name this step clicked a value of (-1: none), the goal atoms true now, the
+     * last step's record */
+    int32_t est_results, est_product, clicked_opt;
+    ws_truth_t truth;
     pv_env_trace_t trace;
 } ws_env_t;
 
@@ -96,6 +113,20 @@ size_t ws_search_queries(const ws_env_t *e, char (*q)[PV_WEBSHOP_QUERY_MAX + 1])
 
 /* Run a search for `query` (already lower-cased) into results/n_results. */
 pv_err_t ws_search(ws_env_t *e, const char *query, uint32_t *results, uint32_t *n_results);
+
+/* get_reward's terms for the open product (e->st.product, not WS_NONE) and the options
+ * selected on it, as a purchase now would score them (webshop_trace.c). */
+void ws_score_state(const ws_env_t *e, pv_webshop_score_t *out);
+
+/* Atom traces (webshop_trace.c). ws_trace_forget: after a reset or load, no step
+ * established anything; the atoms the state holds are taken as true. ws_trace_step: fill
+ * e->trace (cleared by the caller) for step `step`, which changed the state `old` (its
+ * fields before n_results) into e->st; `accepted` false for a refused action, `search` for
+ * a search; e->clicked_opt names the option name clicked. ws_atom_name: env ops
+ * "atom_name". None allocates. */
+void ws_trace_forget(ws_env_t *e);
+void ws_trace_step(ws_env_t *e, const ws_state_t *old, bool accepted, bool search, int32_t step);
+pv_err_t ws_atom_name(const void *env, uint32_t atom, char *buf, size_t cap);
 
 /* The expert (webshop_expert.c). */
 pv_err_t ws_expert_action(void *env, char *buf, size_t cap);

@@ -274,27 +274,32 @@ static const char *s_color_of_pair(const char *name, const char *value)
     return NULL;
 }
 
+uint64_t pv_webshop_option_matches(const pv_webshop_target_t *goal, const char *value)
+{
+    uint64_t mask = 0;
+    const char *pv = pv_webshop_normalize_color(value);
+    for (size_t g = 0; g < goal->n_options && g < 64; g++) {
+        const char *name = goal->option_names ? goal->option_names[g] : NULL;
+        const char *gv = goal->options[g];
+        const char *gs = name ? s_color_of_pair(name, gv) : pv_webshop_normalize_color(gv);
+        int score =
+            gs ? pv_text_token_set_ratio(pv, gs) : pv_text_token_set_ratio_pair(pv, name, gv);
+        if (score > PV_WEBSHOP_MATCH_MIN)
+            mask |= (uint64_t)1 << g;
+    }
+    return mask;
+}
+
 /* get_option_reward(purchased_options, goal_options): each goal option counts once when a
- * purchased value matches it with token_set_ratio > 85, both sides through normalize_color. */
-static uint32_t s_option_matches(const pv_webshop_target_t *goal, const char *const *bought,
+ * purchased value matches it with token_set_ratio > 85, both sides through normalize_color
+ * (goals of more than 64 options are compared on their first 64). */
+static uint64_t s_option_matches(const pv_webshop_target_t *goal, const char *const *bought,
                                  size_t n_bought)
 {
-    uint32_t n = 0;
-    for (size_t g = 0; g < goal->n_options; g++) {
-        const char *name = goal->option_names ? goal->option_names[g] : NULL;
-        const char *value = goal->options[g];
-        const char *gs = name ? s_color_of_pair(name, value) : pv_webshop_normalize_color(value);
-        for (size_t k = 0; k < n_bought; k++) {
-            const char *pv = pv_webshop_normalize_color(bought[k]);
-            int score = gs ? pv_text_token_set_ratio(pv, gs)
-                           : pv_text_token_set_ratio_pair(pv, name, value);
-            if (score > PV_WEBSHOP_MATCH_MIN) {
-                n++;
-                break;
-            }
-        }
-    }
-    return n;
+    uint64_t mask = 0;
+    for (size_t k = 0; k < n_bought; k++)
+        mask |= pv_webshop_option_matches(goal, bought[k]);
+    return mask;
 }
 
 void pv_webshop_score(const pv_webshop_item_t *item, const pv_webshop_target_t *goal, double price,
@@ -321,11 +326,15 @@ void pv_webshop_score(const pv_webshop_item_t *item, const pv_webshop_target_t *
         bool matched = false;
         for (size_t p = 0; p < item->n_attributes && !matched; p++)
             matched = pv_text_token_set_ratio(item->attributes[p], ga) > PV_WEBSHOP_MATCH_MIN;
-        if (matched || s_in_text(item, ga))
+        if (matched || s_in_text(item, ga)) {
             out->n_attr_match++;
+            if (g < 64)
+                out->attr_matched |= (uint64_t)1 << g;
+        }
     }
 
-    out->n_option_match = s_option_matches(goal, bought, n_bought);
+    out->option_matched = s_option_matches(goal, bought, n_bought);
+    out->n_option_match = (uint32_t)__builtin_popcountll(out->option_matched);
 
     /* (num_attr_matches + num_option_matches + r_price) / (len(attributes) +
      * len(goal_options) + 1) * r_type */

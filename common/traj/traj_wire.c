@@ -104,7 +104,8 @@ static bool s_tokens_ok(const pv_wire_step_t *ws, uint32_t space)
     return true;
 }
 
-/* A step's atom trace from the wire: bounds (the schema's 8 equal the record's), and edges to
+/* A step's atom trace from the wire: bounds (the schema's, 48 atoms and 8 edges, equal the
+ * record's), and edges to
  * distinct earlier steps in ascending order (step `t` counted from the episode's reset). */
 static pv_err_t s_trace_from_wire(const pv_wire_step_t *ws, size_t t, pv_env_trace_t *out)
 {
@@ -192,11 +193,12 @@ pv_err_t pv_traj_from_wire(const pv_wire_trajectory_t *wt, const char *task_text
         }
         tr->state_keys[t] = ws->state_key;
         if (tr->traces && (rc = s_trace_from_wire(ws, f + t, &tr->traces[t])) != PV_OK)
-            return pv_errf(em, rc,
-                           "%s step %zu: atom trace of %u goal atoms made, %u unmade, %u edges "
-                           "(at most %d each, edges to earlier steps only, ascending)",
-                           what, t, ws->n_goal_made, ws->n_goal_unmade, ws->n_deps,
-                           PV_ENV_TRACE_ATOMS);
+            return pv_errf(
+                em, rc,
+                "%s step %zu: atom trace of %u goal atoms made, %u unmade, %u edges "
+                "(at most %d atoms and %d edges, edges to earlier steps only, ascending)",
+                what, t, ws->n_goal_made, ws->n_goal_unmade, ws->n_deps, PV_ENV_TRACE_ATOMS,
+                PV_ENV_TRACE_DEPS);
         if (with_states && ws->state.len) {
             tr->states[t] = ws->state.ptr;
             tr->state_len[t] = ws->state.len;

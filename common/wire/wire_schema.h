@@ -70,9 +70,9 @@
     X(T, U64, _, state_key, 0, OPT, NONE,                                                          \
       "pv_env_state_key of the state before this step's action (equal keys = equal states, "       \
       "whatever the step count); 0 = not recorded")                                                \
-    X(T, ARR_U32, _, goal_made, 8, OPT, NONE,                                                      \
+    X(T, ARR_U32, _, goal_made, 48, OPT, NONE,                                                     \
       "atom trace (pv_env_trace_t): ids of the task's goal atoms this step made true")             \
-    X(T, ARR_U32, _, goal_unmade, 8, OPT, NONE,                                                    \
+    X(T, ARR_U32, _, goal_unmade, 48, OPT, NONE,                                                   \
       "atom trace: ids of the goal atoms this step made false")                                    \
     X(T, ARR_U32, _, deps, 8, OPT, NONE,                                                           \
       "atom trace: earlier steps (ascending, distinct, counted from the episode's reset) that "    \

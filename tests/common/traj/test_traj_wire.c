@@ -166,7 +166,7 @@ static void test_hostile_steps_are_refused(void **state)
     /* atom traces: an edge to the step itself or later, edges out of order, too many atoms */
     pv_wire_step_t *s2 = we_step(f->arena2, &g, 1, 2);
     assert_non_null(s2);
-    uint32_t fwd[1] = {2}, order[2] = {1, 0}, atoms[9] = {0};
+    uint32_t fwd[1] = {2}, order[2] = {1, 0}, atoms[PV_ENV_TRACE_ATOMS + 1] = {0};
     s2->deps = fwd;
     s2->n_deps = 1;
     assert_int_equal(pv_traj_group_from_wire(&g, false, f->arena2, &out, &n, &em), PV_ERR_DATA);
@@ -178,7 +178,7 @@ static void test_hostile_steps_are_refused(void **state)
     assert_int_equal(pv_traj_group_from_wire(&g, false, f->arena2, &out, &n, &em), PV_OK);
     assert_int_equal(out[1].traces[2].deps[0], 1);
     s2->goal_made = atoms;
-    s2->n_goal_made = 9;
+    s2->n_goal_made = PV_ENV_TRACE_ATOMS + 1;
     assert_int_equal(pv_traj_group_from_wire(&g, false, f->arena2, &out, &n, &em), PV_ERR_DATA);
     assert_int_equal(pv_traj_group_to_wire(f->trajs, 0, &meta, false, f->arena2, &g, &em),
                      PV_ERR_INVAL);
