@@ -204,24 +204,61 @@ static bool s_has_words(const char *hay, const char *needle, size_t n)
     return false;
 }
 
-/* The atom trace of a correct answer (e->norm holds its normalize_answer()): it makes the
- * goal atom 0, "the answer", and depends on the searches whose passages contain it. */
-static void s_trace_answer(sq_env_t *e)
+/* Was st->retrieved[k] retrieved for the first time at k (no earlier search returned it)? */
+static bool s_first_retrieval(const sq_state_t *st, uint32_t k)
+{
+    for (uint32_t j = 0; j < k; j++)
+        if (st->retrieved[j] == st->retrieved[k])
+            return false;
+    return true;
+}
+
+/* Edges from the step being traced to the searches that first retrieved a passage (of
+ * st->retrieved[0 .. n)) whose normalize_answer() text holds normalised `needle` (nl bytes)
+ * as whole words: one edge per search, each search checked until one of its passages has
+ * it (so a search beyond the edge bound is counted once in n_dropped). */
+static void s_deps_holding(sq_env_t *e, uint32_t n, const char *needle, size_t nl)
 {
     const sq_state_t *st = &e->st;
-    pv_env_trace_t *t = &e->trace;
-    t->made[t->n_made++] = 0;
-    size_t n = strlen(e->norm);
-    for (uint32_t k = 0; n && k < st->n_retrieved; k++) {
+    int32_t last = -1; /* the last search given an edge */
+    for (uint32_t k = 0; nl && k < n; k++) {
         int32_t step = e->ret_step[k];
-        if (step < 0 || (t->n_deps && t->deps[t->n_deps - 1] == (uint32_t)step))
-            continue; /* before the load, or that search is an edge already */
+        if (step < 0 || step == last || !s_first_retrieval(st, k))
+            continue; /* before the load, that search is an edge already, or a repeat */
         const char *c = sq_s(e->m, e->m->passages[st->retrieved[k]].contents);
         if (pv_text_normalize_answer(e->pnorm, e->pnorm_cap, c) == PV_TEXT_TOO_LONG ||
-            !s_has_words(e->pnorm, e->norm, n))
+            !s_has_words(e->pnorm, needle, nl))
             continue;
-        pv_env_trace_add_dep(t, (uint32_t)step);
+        pv_env_trace_add_dep(&e->trace, (uint32_t)step);
+        last = step;
     }
+}
+
+/* The atom trace of a correct answer (e->norm holds its normalize_answer()): it makes the
+ * goal atom 0, "the answer", and depends on the searches that first retrieved a passage
+ * holding it. */
+static void s_trace_answer(sq_env_t *e)
+{
+    pv_env_trace_t *t = &e->trace;
+    t->made[t->n_made++] = 0;
+    s_deps_holding(e, e->st.n_retrieved, e->norm, strlen(e->norm));
+}
+
+/* The atom trace of a search for query[0..len) (before its passages join st->retrieved):
+ * a query that is not in the question (normalised, whole words) came from a passage, so
+ * the search depends on the searches that first retrieved a passage holding it - the
+ * bridge of a multi-hop question. Uses e->norm and e->pnorm. */
+static void s_trace_search(sq_env_t *e, const char *query, size_t len)
+{
+    const sq_model_t *m = e->m;
+    size_t nl = pv_text_normalize_answer_n(e->norm, SQ_NORM_CAP, query, len);
+    if (nl == PV_TEXT_TOO_LONG || nl == 0)
+        return;
+    const char *q = sq_s(m, m->questions[e->st.question].question);
+    if (pv_text_normalize_answer(e->pnorm, e->pnorm_cap, q) == PV_TEXT_TOO_LONG ||
+        s_has_words(e->pnorm, e->norm, nl))
+        return; /* too long to tell, or the question's own words */
+    s_deps_holding(e, e->st.n_retrieved, e->norm, nl);
 }
 
 static pv_err_t s_step(void *env, const char *action, pv_step_result_t *out)
@@ -243,6 +280,7 @@ static pv_err_t s_step(void *env, const char *action, pv_step_result_t *out)
         size_t ql = arg_len < sizeof query - 1 ? arg_len : sizeof query - 1;
         memcpy(query, arg, ql);
         query[ql] = '\0';
+        s_trace_search(e, query, ql);
         uint32_t n = 0;
         pv_err_t rc = sq_search(e, query, st->retrieved + st->n_retrieved, &n);
         if (rc)

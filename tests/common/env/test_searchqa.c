@@ -233,11 +233,14 @@ static void test_protocol_on_small_corpus(void **state)
 }
 
 /* Atom traces (env.h): goal atom 0 is the answer, made by a correct answer[...] and
- * depending on the searches that retrieved a passage holding the (normalised) answer. Here
- * search[Paul Walker] (step 0) returns the Paul Walker and Fast Five passages, neither with
- * "los angeles county"; search[Glendale] (step 1) returns the Glendale passage, which has
- * it; step 2 is invalid. The answer (step 3) depends on step 1 only. "LA County", the other
- * golden answer, is in no passage: no edge. A wrong answer makes no atom. */
+ * depending on the searches that first retrieved a passage holding the (normalised) answer;
+ * a search whose query is not in the question depends on the searches that first retrieved a
+ * passage holding the query (the bridge). Here search[Paul Walker] (step 0) returns the Paul
+ * Walker and Fast Five passages, neither with "los angeles county"; search[Glendale] (step
+ * 1) returns the Glendale passage, which has it, and depends on step 0 (the Paul Walker
+ * passage says "Glendale"); step 2 is invalid. The answer (step 3) depends on step 1 only.
+ * "LA County", the other golden answer, is in no passage: no edge. A wrong answer makes no
+ * atom. */
 static void test_atom_trace(void **state)
 {
     (void)state;
@@ -259,7 +262,10 @@ static void test_atom_trace(void **state)
         for (int t = 0; t < 3; t++) {
             assert_int_equal(pv_env_step(e, cmds[t], &r), PV_OK);
             assert_non_null(r.trace);
-            assert_true(r.trace->n_made == 0 && r.trace->n_deps == 0);
+            assert_int_equal(r.trace->n_made, 0);
+            assert_int_equal(r.trace->n_deps, t == 1);
+            if (t == 1)
+                assert_int_equal(r.trace->deps[0], 0); /* "glendale" came from step 0 */
         }
         assert_int_equal(pv_env_step(e, answers[k], &r), PV_OK);
         assert_int_equal(r.won, k < 2);
@@ -267,6 +273,32 @@ static void test_atom_trace(void **state)
         assert_int_equal(r.trace->n_deps, deps[k] >= 0);
         if (deps[k] >= 0)
             assert_int_equal(r.trace->deps[0], deps[k]);
+    }
+    /* a repeated search retrieves nothing new: the answer depends on the first one; the
+     * repeat's query is in the passages of steps 0 and 1, so it depends on both; a query in
+     * the question's own words ("Fast Five", whose passage step 0 retrieved) depends on
+     * nothing */
+    {
+        pv_step_result_t r;
+        assert_int_equal(pv_env_reset(e, &task, &r), PV_OK);
+        const char *cmds[4] = {"search[Paul Walker]", "search[Glendale]", "search[Glendale]",
+                               "search[Fast Five]"};
+        const unsigned n_want[4] = {0, 1, 2, 0};
+        for (int t = 0; t < 4; t++) {
+            assert_int_equal(pv_env_step(e, cmds[t], &r), PV_OK);
+            assert_int_equal(r.trace->n_made, 0);
+            assert_int_equal(r.trace->n_deps, n_want[t]);
+            for (unsigned k = 0; k < n_want[t]; k++)
+                assert_int_equal(r.trace->deps[k], k); /* steps 0 (and 1) */
+        }
+        assert_true(r.done); /* four turns */
+        assert_int_equal(pv_env_reset(e, &task, &r), PV_OK);
+        for (int t = 0; t < 3; t++)
+            assert_int_equal(pv_env_step(e, cmds[t], &r), PV_OK);
+        assert_int_equal(pv_env_step(e, "answer[Los Angeles County]", &r), PV_OK);
+        assert_true(r.won);
+        assert_int_equal(r.trace->n_deps, 1);
+        assert_int_equal(r.trace->deps[0], 1);
     }
     char name[64];
     assert_int_equal(pv_env_atom_name(e, 0, name, sizeof name), PV_OK);
