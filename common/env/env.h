@@ -78,8 +78,10 @@ typedef struct pv_env_spec {
  * task are the ground facts its terminal verifier checks: ALFWorld - every ground atom of a
  * positive fluent literal of the PDDL goal under a binding that satisfies the goal's static
  * literals (for "put a hot potato in sinkbasin": isHot(p) and inReceptacle(p, s) for every
- * potato p and sinkbasin s); WebShop - one atom, 0, the purchase (made by a buy that scores
- * above 0; webshop.h); SearchQA - one atom, 0, "the answer" (made by a correct answer[...]).
+ * potato p and sinkbasin s); WebShop - the terms of get_reward, each an atom: the purchase,
+ * the type match, the price bound, each goal attribute and each goal option (made by the
+ * product click, the option clicks and the buy; webshop.h); SearchQA - one atom, 0, "the
+ * answer" (made by a correct answer[...]).
  * A step's record says which goal atoms it made true and which
  * it made false, and its dependency edges: the earlier steps that last established a fact
  * its preconditions needed (ALFWorld: the positive preconditions of the operator applied;
@@ -87,14 +89,15 @@ typedef struct pv_env_spec {
  * step and gives no edge; a precondition the step replaces by another value of the same
  * state variable - same predicate and first argument, the agent's location when it moves -
  * is where the step starts from, not what enables it, and gives no edge; WebShop: the product
- * needs the results page that listed it, an option the product, the purchase the product and
- * its chosen options; SearchQA: a correct
- * answer depends on the searches that retrieved a passage whose normalize_answer() text holds
- * the normalised answer as whole words).
+ * needs the results page that listed it, an option and the purchase the product; SearchQA: a
+ * correct answer depends on the searches that first retrieved a passage whose
+ * normalize_answer() text holds the normalised answer as whole words, and a search whose
+ * query is not in the question on those that first retrieved a passage holding the query).
  * Atom ids are the game's, stable for one task; step indices count from the episode's
  * reset (0 = the first action). Records are fixed-size, so a step fills one without
  * allocating; what exceeds a bound is left out and counted in n_dropped (saturating at
- * 255), never silently. A refused action has an empty record. */
+ * 255), never silently. A refused action has an empty record (except WebShop's last step
+ * of an episode that ends without a purchase, which unmakes the atoms still true). */
 #define PV_ENV_TRACE_ATOMS 48 /* goal atoms made true (and, apart, made false) by one step */
 #define PV_ENV_TRACE_DEPS  8  /* dependency edges of one step */
 typedef struct pv_env_trace {

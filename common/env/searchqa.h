@@ -26,10 +26,15 @@
  *
  * Atom traces (env.h, pv_env_trace_t; for VICT): the task has one goal atom, 0, "the
  * answer" (pv_env_atom_name: "answer(GOLD)"); a correct answer makes it, with an edge to
- * every search step (distinct, ascending) that retrieved a passage whose normalize_answer()
- * text holds the normalised answer as whole words; beyond 8 such searches the rest are
- * counted in n_dropped. Searches before the last pv_env_load give no edge. Other steps have
- * empty records.
+ * every search step (distinct, ascending) that first retrieved a passage whose
+ * normalize_answer() text holds the normalised answer as whole words (a search that returns
+ * a passage an earlier search returned retrieved nothing new for it). A search whose
+ * normalised query is not in the normalised question (whole words) took it from a passage:
+ * it has an edge to every search that first retrieved a passage holding the query (the
+ * bridge of a multi-hop question: search[Glendale] depends on the search whose passage said
+ * "born in Glendale"); a query in the question's own words has none. Beyond 8 edges the rest
+ * are counted in n_dropped, once per search. Searches before the last pv_env_load give no
+ * edge. Other steps have empty records.
  *
  * Admissible actions (candidates for a policy that scores actions; free text is accepted
  * too), at most PV_SEARCHQA_MAX_ACTIONS, queries first:

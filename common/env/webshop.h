@@ -125,16 +125,30 @@
  * instance owns its own read-only SQLite connection (see fts.h). A step that searches
  * calls SQLite, which allocates internally; every other step allocates nothing.
  *
- * Atom traces (env.h, pv_env_trace_t; for VICT): one goal atom, 0, the purchase
- * (pv_env_atom_name: "purchase(INSTRUCTION)"), made by a buy that scores above 0 - the
- * reward's attributes, options and price all come from the product bought and the options
- * chosen, so the atom stands for all of them (one atom per term would need the reward's
- * matching per option; not done). Edges follow what each click needs: a next/prev results
- * page the page shown before it, a product the last results page shown (the search, or the
- * page turn, that surfaced it), an option the product it belongs to, the purchase the product
- * and every option chosen. Description, features, reviews, < prev back to the item and
- * refused actions have no edges; searches have none either (they need nothing). Steps
- * before the last pv_env_load give no edge.
+ * Atom traces (env.h, pv_env_trace_t; for VICT; webshop_trace.c): the goal atoms are the
+ * terms of the reward below, each its own atom - 0 the purchase ("purchase(INSTRUCTION)"),
+ * 1 the type match r_type = 1 ("type(GOAL NAME)"), 2 the price bound ("price(<= 40.00)"),
+ * then one per goal attribute ("attribute(...)", 3 + a) and one per goal option
+ * ("option(name: value)" or "option(value)", 3 + n_attributes + k). An atom holds when the
+ * open product and the options selected on it satisfy its term as pv_webshop_score would
+ * score a purchase now (attributes, type and price of the product; an option when some
+ * selected value matches it); none holds without an open product or once the episode ended
+ * without a purchase. Makers: the click that opens a product makes its type, price and the
+ * attributes it matches; an option click makes every goal option its value matches (also
+ * when that goal option held already: the last click that selected a matching value is the
+ * maker, so an option selected, replaced and selected again is traced to the last click;
+ * when values of two option names match one goal option, the later click is its maker);
+ * the buy makes the purchase. A step that makes an atom false unmakes it: another value
+ * replacing a matching one, leaving the product (< prev to the results, back to search),
+ * and the last step of an episode that reaches the step limit without a purchase (even a
+ * refused one), which unmakes every atom still true. Edges follow what each click needs: a
+ * next/prev results page the page shown before it, a product the last results page shown
+ * (the search, or the page turn, that surfaced it), an option and the buy the product.
+ * Description, features, reviews, < prev back to the item and other refused actions make
+ * nothing and have no edges; searches have none either (they need nothing). After a reset
+ * or pv_env_load nothing before is a step: the atoms a loaded state holds are true without
+ * a maker, and steps before the load give no edge. On the real catalogue a product click
+ * makes up to 29 atoms (PV_ENV_TRACE_ATOMS is 48).
  *
  * Saved state (after env.c's header), little-endian: payload version, model fingerprint,
  * split, task_id, seed, goal, step count, done/won, reward, page, page number, product,
