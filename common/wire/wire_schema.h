@@ -32,7 +32,7 @@
 
 /* Envelope constants: {"pv": PV_WIRE_MAGIC, "ver": PV_WIRE_VERSION, "type": id, "body": {}} */
 #define PV_WIRE_MAGIC   0x50565731u /* "PVW1" */
-#define PV_WIRE_VERSION 11u
+#define PV_WIRE_VERSION 12u
 
 /* ---- shared pieces ------------------------------------------------------------------- */
 
