@@ -4,7 +4,9 @@
  * that the last one arrives. Modes (argv[1]):
  *   (none)    np 4: roles, whole and ordered versions, a corrupt version and a rogue message
  *             refused while the last good version stays; in every mode every other
- *             version is published from the back buffer (pv_wsync_publish_back, uncopied);
+ *             version is published from the back buffer (pv_wsync_publish_back, uncopied),
+ *             the next back buffer taken across the copying publish in between; and 100
+ *             versions through the back buffer alone (more than its 32 buffers);
  *   nothread  the same without helper threads (progress inside the calls);
  *   kill      np 4, binary tree: rank 1 (a child of the root, parent of rank 3) is killed
  *             after version 3; ranks 2 and 3 still end on the last version;
@@ -121,6 +123,11 @@ static void s_publish_one(pv_wsync_pub_t *pub, float *p, uint64_t v, bool back)
     s_fill(b, v);
     assert_int_equal(pv_wsync_publish_back(pub, v), PV_OK);
     assert_int_equal(pv_wsync_publish_back(pub, v + 1), PV_ERR_INVAL); /* none taken */
+    /* the version just published is the latest (pinned): the next back buffer is another
+     * one, and it stays taken across the copying publish that comes next (both mixed) */
+    float *next = pv_wsync_pub_back(pub);
+    assert_non_null(next);
+    assert_ptr_not_equal(next, b);
 }
 
 /* The root side of a run of N_VERSIONS; the victim's fate is decided by the mode. */
@@ -313,6 +320,63 @@ static void test_corrupt_version_is_refused(void **state)
     MPI_Comm_free(&comm);
 }
 
+/* The double buffer over many more versions than the publisher has buffers (32): each is
+ * written into the back buffer and published uncopied, and the root waits until every rank
+ * holds it. A buffer left pinned after its sends (a leak) would exhaust them and
+ * pv_wsync_pub_back() would return NULL; every subscriber checks each version whole. */
+enum { N_SMALL = 16384, N_MANY = 100 };
+
+static void test_back_buffers_are_recycled(void **state)
+{
+    (void)state;
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    pv_wsync_opts_t o = s_opts;
+    o.chunk_bytes = 16 * 1024; /* 4 chunks a version */
+    if (s_rank == 0) {
+        pv_wsync_pub_t *pub = NULL;
+        assert_int_equal(pv_wsync_pub_new(comm, 0, N_SMALL, &o, &pub), PV_OK);
+        uint64_t v = 1;
+        for (; v <= N_MANY; v++) {
+            float *b = pv_wsync_pub_back(pub);
+            if (!b)
+                break; /* every buffer pinned: the stop below still ends the subscribers */
+            for (size_t i = 0; i < N_SMALL; i++)
+                b[i] = s_expect(v, i);
+            assert_int_equal(pv_wsync_publish_back(pub, v), PV_OK);
+            assert_int_equal(pv_wsync_pub_wait(pub, -1), PV_OK);
+        }
+        assert_int_equal(pv_wsync_stop(pub, 5000, NULL), PV_OK);
+        pv_wsync_stats_t st = pv_wsync_pub_stats(pub);
+        pv_wsync_pub_destroy(&pub);
+        assert_int_equal(v - 1, N_MANY); /* no pv_wsync_pub_back() returned NULL */
+        assert_int_equal(st.published, N_MANY);
+        assert_int_equal(st.refused, 0);
+    } else {
+        pv_wsync_sub_t *sub = NULL;
+        assert_int_equal(pv_wsync_sub_new(comm, 0, N_SMALL, &o, &sub), PV_OK);
+        float *p = malloc(N_SMALL * sizeof *p);
+        uint64_t version = 0, last = 0;
+        bool stop = false;
+        while (!stop) {
+            assert_int_equal(pv_wsync_wait(sub, last + 1, -1, p, &version, &stop), PV_OK);
+            if (version != last) {
+                assert_true(version > last);
+                for (size_t i = 0; i < N_SMALL; i++)
+                    if (p[i] != s_expect(version, i))
+                        fail_msg("version %llu torn at parameter %zu", (unsigned long long)version,
+                                 i);
+                last = version;
+            }
+        }
+        assert_int_equal(last, N_MANY);
+        assert_int_equal(pv_wsync_sub_stats(sub).refused, 0);
+        pv_wsync_sub_destroy(&sub);
+        free(p);
+    }
+    MPI_Comm_free(&comm);
+}
+
 int main(int argc, char **argv)
 {
     if (pv_mpi_init(&argc, &argv, &s_rank, &s_size) != PV_OK)
@@ -326,6 +390,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_wrong_roles_are_refused),
         cmocka_unit_test(test_versions_arrive_whole_and_in_order),
         cmocka_unit_test(test_corrupt_version_is_refused),
+        cmocka_unit_test(test_back_buffers_are_recycled),
     };
     const struct CMUnitTest faults[] = {
         cmocka_unit_test(test_versions_arrive_whole_and_in_order),
