@@ -42,9 +42,10 @@
  * - The publisher never blocks on subscribers: pv_wsync_publish() copies the parameters into
  *   a snapshot buffer (the only copy on the root; the learner trains on while the snapshot
  *   is in flight) and returns; pv_wsync_pub_back() / pv_wsync_publish_back() let the caller
- *   write the version into the snapshot itself, so the root copies nothing. A child still receiving
- * an older version skips the versions published meanwhile and is sent the newest one as soon as it
- * is done (catch-up), at every level of the tree. Skips and catch-ups are counted.
+ *   write the version into the snapshot itself, so the root copies nothing. A child still
+ *   receiving an older version skips the versions published meanwhile and is sent the
+ *   newest one as soon as it is done (catch-up), at every level of the tree. Skips and
+ *   catch-ups are counted.
  * - Receivers receive into a back buffer; nothing is copied again until the caller applies
  *   the version (pv_wsync_poll with params, or no copy at all with pv_wsync_sub_params).
  * - Progress: when MPI provides MPI_THREAD_MULTIPLE (common/world.h asks for it), each
@@ -91,7 +92,7 @@ typedef struct pv_wsync_opts {
 
 /* Counters of one rank; every rank forwards, so both sides have them. */
 typedef struct pv_wsync_stats {
-    uint64_t published;    /* root: versions given to pv_wsync_publish() */
+    uint64_t published;    /* root: versions given to pv_wsync_publish() or _publish_back() */
     uint64_t received;     /* subscriber: versions received whole and verified */
     uint64_t refused;      /* subscriber: versions refused (checksum mismatch); root: refusals
                             * reported by subscribers */
@@ -129,22 +130,26 @@ void pv_wsync_pub_destroy(pv_wsync_pub_t **pub);
  * (greater than the last one) and start sending it to the root's children that are idle.
  * Each chunk is sent on as soon as it is copied and hashed right after, while it is in
  * cache (the checksum travels last, in END). Returns once the snapshot is taken.
- * Errors: PV_ERR_INVAL (version not increasing), PV_ERR_MPI, PV_ERR_NOMEM. */
+ * Errors: PV_ERR_INVAL (version not increasing; checked first, nothing allocated),
+ * PV_ERR_NOMEM (no buffer: out of memory or all 32 pinned by sends), the sticky PV_ERR_MPI /
+ * PV_ERR_NOMEM of an earlier step. */
 pv_err_t pv_wsync_publish(pv_wsync_pub_t *self, uint64_t version, const float *params);
 
 /* Publishing without a copy (the double buffer): write the next version into the buffer
  * this returns, then call pv_wsync_publish_back(). The buffer is (n_params) floats owned by
  * the publisher that no send in flight reads; its contents are undefined (an older
- * version). The same buffer is returned until it is published. NULL when none can be had
- * (out of memory, or every buffer pinned by sends to stalled children). */
+ * version). The same buffer is returned until it is published. NULL when none can be had:
+ * out of memory, every buffer pinned by sends to stalled children, or the publisher holds
+ * a sticky MPI or allocation error (pv_wsync_publish_back then returns it). */
 float *pv_wsync_pub_back(pv_wsync_pub_t *self);
 
 /* Publish the buffer from pv_wsync_pub_back() as `version` (greater than the last one)
  * without copying it: the sends of every chunk start at once and the checksum is computed
  * while the children read them (END follows it). The caller must not write the buffer
- * afterwards: it belongs to the sends (the next pv_wsync_pub_back() gives another one).
- * Errors: PV_ERR_INVAL (no back buffer taken, version not increasing; the buffer stays
- * the back buffer), PV_ERR_MPI. */
+ * afterwards, nor rely on reading it: it belongs to the sends and is reused once they are
+ * done (the next pv_wsync_pub_back() gives another one). Errors: PV_ERR_INVAL (no back
+ * buffer taken, version not increasing; the buffer stays the back buffer), the sticky
+ * PV_ERR_MPI / PV_ERR_NOMEM of an earlier step. */
 pv_err_t pv_wsync_publish_back(pv_wsync_pub_t *self, uint64_t version);
 
 /* Send the stop message to every other rank of comm and wait up to timeout_ms (-1 =

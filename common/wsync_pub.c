@@ -143,8 +143,11 @@ static pv_err_t s_claim(ws_node_t *n, uint64_t version, bool back, int *out)
     pthread_mutex_lock(&n->mu);
     if (!n->threaded)
         ws_step(n);
-    int b = n->err != PV_OK ? -1 : back ? n->back_buf : ws_buf_get(n, 0);
+    bool increasing = version > 0 && (n->latest_buf < 0 || version > n->latest_v);
+    /* the version is checked before a buffer is taken (a refused call allocates nothing) */
+    int b = n->err != PV_OK || !increasing ? -1 : back ? n->back_buf : ws_buf_get(n, 0);
     pv_err_t rc = n->err != PV_OK ? n->err
+                  : !increasing   ? PV_ERR_INVAL
                   : b < 0         ? (back ? PV_ERR_INVAL : PV_ERR_NOMEM)
                                   : s_take_version(n, version, b);
     if (rc == PV_OK && back)
@@ -214,6 +217,8 @@ float *pv_wsync_pub_back(pv_wsync_pub_t *self)
 {
     ws_node_t *n = &self->n;
     pthread_mutex_lock(&n->mu);
+    if (!n->threaded)
+        ws_step(n); /* sends that completed unpin their buffers */
     if (n->back_buf < 0 && n->err == PV_OK)
         n->back_buf = ws_buf_get(n, 0); /* version 0: never a source of sends */
     float *p = n->back_buf >= 0 ? (float *)(void *)n->bufs[n->back_buf].bytes : NULL;
@@ -231,16 +236,16 @@ pv_err_t pv_wsync_publish_back(pv_wsync_pub_t *self, uint64_t version)
     ws_buf_t *buf = &n->bufs[b];
     pv_checksum_state_t *hs = n->in[0].hs;
     pv_checksum_reset(hs);
-    if (n->corrupt_version == version) { /* test hook: hashed first, then a byte flipped */
-        pv_checksum_update(hs, buf->bytes, n->bytes);
+    uint32_t first = 0;
+    if (n->corrupt_version == version) { /* test hook: chunk 0 hashed, then a byte flipped */
+        pv_checksum_update(hs, buf->bytes, ws_chunk_len(n, 0));
         buf->bytes[0] ^= 0x01;
-        s_ready(n, buf, n->n_chunks);
-        return s_sealed(n, buf, pv_checksum_digest(hs));
+        first = 1;
     }
     /* every chunk is in place: all sends start now, and the checksum is computed while the
      * children read them; a chunk at a time so that the helper's pumping interleaves */
     s_ready(n, buf, n->n_chunks);
-    for (uint32_t i = 0; i < n->n_chunks; i++)
+    for (uint32_t i = first; i < n->n_chunks; i++)
         pv_checksum_update(hs, buf->bytes + (size_t)i * n->chunk_bytes, ws_chunk_len(n, i));
     return s_sealed(n, buf, pv_checksum_digest(hs));
 }

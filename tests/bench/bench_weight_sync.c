@@ -25,6 +25,15 @@ static int s_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* A failed publish ends the bench: its times would mean nothing. */
+static void s_check(pv_err_t rc, const char *what)
+{
+    if (rc != PV_OK) {
+        fprintf(stderr, "bench_weight_sync: %s: %s\n", what, pv_strerror(rc));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
 static double s_median(double *t, int n)
 {
     qsort(t, (size_t)n, sizeof *t, s_cmp);
@@ -76,7 +85,7 @@ int main(int argc, char **argv)
             double t1 = MPI_Wtime();
             if (rank == 0) {
                 p[0] = (float)r;
-                pv_wsync_publish(pub, 2 * (uint64_t)r + 1, p); /* the helper sends on */
+                s_check(pv_wsync_publish(pub, 2 * (uint64_t)r + 1, p), "publish");
             } else {
                 uint64_t v = 0;
                 bool stop = false;
@@ -88,13 +97,17 @@ int main(int argc, char **argv)
              * (as the Bcast's bytes are in place before it starts), then sent uncopied */
             if (rank == 0) {
                 float *q = pv_wsync_pub_back(pub);
+                if (!q) {
+                    fprintf(stderr, "bench_weight_sync: no back buffer\n");
+                    MPI_Abort(MPI_COMM_WORLD, 1);
+                }
                 memcpy(q, p, n * sizeof *p);
                 q[1] = (float)r;
             }
             MPI_Barrier(MPI_COMM_WORLD);
             double t3 = MPI_Wtime();
             if (rank == 0) {
-                pv_wsync_publish_back(pub, 2 * (uint64_t)r + 2);
+                s_check(pv_wsync_publish_back(pub, 2 * (uint64_t)r + 2), "publish_back");
             } else {
                 uint64_t v = 0;
                 bool stop = false;
