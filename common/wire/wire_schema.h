@@ -370,8 +370,9 @@
     X(T, U64, _, llm_repairs, 0, OPT, NONE, "judge: repair turns sent after refused answers")      \
     X(T, U64, _, llm_tool_calls, 0, OPT, NONE, "judge: tool calls run")                            \
     X(T, ARR_OBJ, error_count, llm_fallbacks, 16, OPT, NONE,                                       \
-      "judge: groups that fell back to the contrast judge, by reason (\"TIMEOUT\", \"HTTP\", "     \
-      "\"INVALID\", \"NO_SEGMENT\", \"INTERNAL\")")                                                \
+      "judge: groups whose model answer was not used, by reason (\"TIMEOUT\", \"HTTP\", "          \
+      "\"INVALID\", \"NO_SEGMENT\", \"INTERNAL\"): segment groups fell back to the contrast "      \
+      "judge, TRIAGE labelling groups to the model-free labels")                                   \
     X(T, U64, _, ago_ms, 0, OPT, NONE,                                                             \
       "in STATS_REPLY: time since the broker received this status (ms); 0 when sent")
 
