@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 
 static const char *const s_env_order[] = {"alfworld", "webshop", "searchqa", NULL};
-static const char *const s_config_order[] = {"grpo",   "gigpo",  "pgpo",       "spopp",
-                                             "triage", "vict",   "prover",     "contrast",
-                                             "random", "oracle", "exhaustive", NULL};
+static const char *const s_config_order[] = {
+    "grpo",   "grpo-matched", "gigpo",  "pgpo",   "spopp",      "triage", "vict",
+    "prover", "contrast",     "random", "oracle", "exhaustive", NULL};
 
 static int s_rank(const char *name, const char *const *order)
 {

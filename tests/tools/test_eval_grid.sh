@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cluster/eval-grid end to end at CI size (issue 8): one seed, a few learner updates on small
-# generated ALFWorld games, three configurations (grpo, contrast, exhaustive), each a real
-# mpirun job (broker, learner, judge, verifier, actor) on a private port; then the
+# generated ALFWorld games, four configurations (grpo, contrast, exhaustive, grpo-matched),
+# each a real mpirun job (broker, learner, judge, verifier, actor) on a private port; then the
 # aggregation. Checks what a user gets: results.md with a table row per configuration whose
 # numbers are finite, results.json agreeing with it, the three PNGs, one run folder per
 # configuration, exhaustive verification costing more than contrast, and judge precision
@@ -19,14 +19,14 @@ fail() {
   exit 1
 }
 cd "$src"
-cluster/eval-grid --tiny --configs grpo,contrast,exhaustive --out "$tmp" --name ci \
+cluster/eval-grid --tiny --configs grpo,contrast,exhaustive,grpo-matched --out "$tmp" --name ci \
   --build "$build" > "$tmp/grid.log" 2>&1 || { cat "$tmp/grid.log"; fail "cluster/eval-grid failed"; }
 md=$tmp/ci/results.md
 [ -s "$md" ] || fail "no results.md"
 grep -q "^- Machine: [0-9]* cores" "$md" || fail "results.md names no machine"
 grep -q "^- Runs finished: 20[0-9][0-9]-" "$md" || fail "results.md has no date"
 grep -q "^- Command: \`cluster/eval-grid --tiny" "$md" || fail "results.md has not the command"
-for c in grpo contrast exhaustive; do
+for c in grpo grpo-matched contrast exhaustive; do
   row=$(grep "^| $c |" "$md") || fail "no table row for $c"
   # columns: name, seeds, final, minus grpo, final sampled, final score, at updates, at
   # steps, to target, share, precision, acceptance, steps, reward, wall
@@ -40,7 +40,7 @@ for c in grpo contrast exhaustive; do
   [[ "${cells[10]}" =~ ^\ [0-9]+\.[0-9]%\ $ ]] || fail "$c: verification share '${cells[10]}'"
   [[ "${cells[13]}" =~ ^\ [0-9.]+[kM]?\ $ ]] || fail "$c: env steps '${cells[13]}'"
   # the acceptance rate: a percentage for the judged configurations, "—" for GRPO
-  if [ "$c" = grpo ]; then [ "${cells[12]// /}" = "—" ] || fail "grpo: acceptance '${cells[12]}'";
+  if [ "${c%-matched}" = grpo ]; then [ "${cells[12]// /}" = "—" ] || fail "$c: acceptance '${cells[12]}'";
   else [[ "${cells[12]}" =~ ^\ [0-9]+\.[0-9]%\ $ ]] || fail "$c: acceptance '${cells[12]}'"; fi
   [ -s "$tmp/ci/alfworld/$c/seed1/metrics.jsonl" ] || fail "$c: no run folder"
   [ ! -e "$tmp/ci/alfworld/$c/seed1/checkpoint.safetensors" ] || fail "$c: checkpoint kept"
@@ -49,12 +49,20 @@ for p in success-vs-updates success-vs-env-steps verification-cost; do
   f=$tmp/ci/alfworld-$p.png
   [ "$(head -c 4 "$f" 2>/dev/null | od -An -c | tr -d ' ')" = '211PNG' ] || fail "$f is not a PNG"
 done
-/usr/bin/python3 - "$tmp/ci/results.json" <<'EOF' || fail "results.json"
+/usr/bin/python3 - "$tmp/ci/results.json" "$tmp/ci/alfworld" <<'EOF' || fail "results.json"
 import json, math, sys
 r = json.load(open(sys.argv[1]))
 env = r["envs"][0]
 cs = {c["config"]: c for c in env["configs"]}
-assert list(cs) == ["grpo", "contrast", "exhaustive"], list(cs)
+assert list(cs) == ["grpo", "grpo-matched", "contrast", "exhaustive"], list(cs)
+# grpo-matched: GRPO with learner.batch_groups scaled by contrast's environment steps per
+# update over grpo's (read here from the runs' summaries), so its budget is ProVer's
+def per_update(c):
+    s = json.load(open(f"{sys.argv[2]}/{c}/seed1/summary.json"))
+    return (s["rollout_env_steps"] + s["verify_env_steps"]) / s["iterations"]
+want = max(4, int(4 * per_update("contrast") / per_update("grpo") + 0.5))
+assert cs["grpo-matched"]["overrides"] == f"algorithm.adv_estimator=grpo learner.batch_groups={want}", (cs["grpo-matched"]["overrides"], want)
+assert cs["grpo-matched"]["verify_share"]["mean"] == 0.0
 for c in cs.values():
     # ALFWorld's reward is 0/1: the score is 100 x the success
     assert abs(c["final_score"]["mean"] - 100 * c["final_success"]["mean"]) < 1e-6, c
