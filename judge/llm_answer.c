@@ -56,17 +56,20 @@ json_t *pv_llm_answer_schema(const pv_llm_ctx_t *ctx)
                      "additionalProperties", 0);
 }
 
-pv_err_t pv_llm_answer_constrain(const pv_llm_ctx_t *ctx, pv_llm_format_t fmt, json_t *request)
+pv_err_t pv_llm_format_constrain(pv_llm_format_t fmt, const char *name, json_t *schema,
+                                 json_t *request)
 {
-    if (fmt == PV_LLM_FORMAT_NONE)
+    if (fmt == PV_LLM_FORMAT_NONE) {
+        json_decref(schema);
         return PV_OK;
-    json_t *schema = pv_llm_answer_schema(ctx), *v = NULL;
+    }
     if (!schema)
         return PV_ERR_NOMEM;
+    json_t *v = NULL;
     const char *key = "response_format";
     if (fmt == PV_LLM_FORMAT_JSON_SCHEMA)
         v = json_pack("{s:s, s:{s:s, s:b, s:o}}", "type", "json_schema", "json_schema", "name",
-                      "prover_segment", "strict", 1, "schema", schema);
+                      name, "strict", 1, "schema", schema);
     else if (fmt == PV_LLM_FORMAT_JSON_OBJECT)
         v = json_pack("{s:s, s:o}", "type", "json_object", "schema", schema);
     else {
@@ -76,6 +79,13 @@ pv_err_t pv_llm_answer_constrain(const pv_llm_ctx_t *ctx, pv_llm_format_t fmt, j
     if (!v || json_object_set_new(request, key, v) != 0)
         return PV_ERR_NOMEM;
     return PV_OK;
+}
+
+pv_err_t pv_llm_answer_constrain(const pv_llm_ctx_t *ctx, pv_llm_format_t fmt, json_t *request)
+{
+    return fmt == PV_LLM_FORMAT_NONE
+               ? PV_OK
+               : pv_llm_format_constrain(fmt, "prover_segment", pv_llm_answer_schema(ctx), request);
 }
 
 static pv_llm_refusal_t s_refuse(pv_llm_refusal_t r, char *why, size_t cap, const char *fmt, ...)

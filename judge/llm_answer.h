@@ -79,6 +79,13 @@ typedef struct pv_llm_answer {
  * 1..max_turns actions): a new reference, NULL when out of memory. */
 json_t *pv_llm_answer_schema(const pv_llm_ctx_t *ctx);
 
+/* Put `schema` (a JSON Schema, its reference taken; NULL = out of memory) into `request`
+ * (a chat completions body) as dialect `fmt` asks: response_format json_schema (named
+ * `name`, strict) or json_object, or vLLM's guided_json; nothing for none. Shared by the
+ * segment answer and TRIAGE's labels. Errors: PV_ERR_NOMEM. */
+pv_err_t pv_llm_format_constrain(pv_llm_format_t fmt, const char *name, json_t *schema,
+                                 json_t *request);
+
 /* Put the answer's constraint into `request` (a chat completions body) in dialect `fmt`.
  * Errors: PV_ERR_NOMEM. */
 pv_err_t pv_llm_answer_constrain(const pv_llm_ctx_t *ctx, pv_llm_format_t fmt, json_t *request);

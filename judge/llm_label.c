@@ -11,7 +11,6 @@
 #include "common/traj/triage.h"
 
 #define S_MAX_ANSWER_BYTES (256u << 10)
-#define S_MIN_OBS_CHARS    32u
 #define S_MAX_TRAJS        1024u /* the wire's trajectories per group */
 
 pv_err_t pv_llm_label_ctx_init(pv_llm_ctx_t *ctx, uint64_t group_id, const char *task_text,
@@ -72,8 +71,9 @@ void pv_llm_label_system(pv_llm_buf_t *out)
         "with one entry per attempt and exactly one role per turn, in order.\n");
 }
 
-static void s_user(const pv_llm_ctx_t *ctx, pv_llm_buf_t *b, size_t obs)
+static void s_user(const pv_llm_ctx_t *ctx, pv_llm_buf_t *b, size_t obs, size_t pobs)
 {
+    (void)pobs; /* no previews: every trajectory is shown whole */
     pv_llm_buf_printf(b, "Group %llu. Task: ", (unsigned long long)ctx->group_id);
     pv_llm_buf_put_clipped(b, ctx->task_text, 1000, true);
     pv_llm_buf_printf(b, "\n\n%zu attempts. Label every turn of each.\n", ctx->n_trajs);
@@ -99,23 +99,7 @@ static void s_user(const pv_llm_ctx_t *ctx, pv_llm_buf_t *b, size_t obs)
 
 pv_err_t pv_llm_label_user(const pv_llm_ctx_t *ctx, pv_llm_buf_t *out)
 {
-    size_t obs = ctx->lim.obs_chars;
-    for (;;) {
-        pv_llm_buf_t b;
-        pv_llm_buf_init(&b, ctx->lim.max_prompt_bytes);
-        s_user(ctx, &b, obs);
-        pv_err_t rc = pv_llm_buf_status(&b);
-        if (rc == PV_OK || rc == PV_ERR_NOMEM || obs <= S_MIN_OBS_CHARS) {
-            if (rc == PV_OK) {
-                pv_llm_buf_putn(out, b.data, b.len);
-                rc = pv_llm_buf_status(out);
-            }
-            pv_llm_buf_free(&b);
-            return rc;
-        }
-        pv_llm_buf_free(&b);
-        obs = obs / 2 > S_MIN_OBS_CHARS ? obs / 2 : S_MIN_OBS_CHARS;
-    }
+    return pv_llm_prompt_fit(ctx, s_user, 0, out);
 }
 
 json_t *pv_llm_label_schema(const pv_llm_ctx_t *ctx)
@@ -133,24 +117,9 @@ json_t *pv_llm_label_schema(const pv_llm_ctx_t *ctx)
 
 pv_err_t pv_llm_label_constrain(const pv_llm_ctx_t *ctx, pv_llm_format_t fmt, json_t *request)
 {
-    if (fmt == PV_LLM_FORMAT_NONE)
-        return PV_OK;
-    json_t *schema = pv_llm_label_schema(ctx), *v = NULL;
-    if (!schema)
-        return PV_ERR_NOMEM;
-    const char *key = "response_format";
-    if (fmt == PV_LLM_FORMAT_JSON_SCHEMA)
-        v = json_pack("{s:s, s:{s:s, s:b, s:o}}", "type", "json_schema", "json_schema", "name",
-                      "triage_roles", "strict", 1, "schema", schema);
-    else if (fmt == PV_LLM_FORMAT_JSON_OBJECT)
-        v = json_pack("{s:s, s:o}", "type", "json_object", "schema", schema);
-    else {
-        key = "guided_json";
-        v = schema;
-    }
-    if (!v || json_object_set_new(request, key, v) != 0)
-        return PV_ERR_NOMEM;
-    return PV_OK;
+    return fmt == PV_LLM_FORMAT_NONE
+               ? PV_OK
+               : pv_llm_format_constrain(fmt, "triage_roles", pv_llm_label_schema(ctx), request);
 }
 
 uint8_t pv_llm_role_parse(const char *name)

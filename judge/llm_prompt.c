@@ -4,8 +4,7 @@
 #include <ctype.h>
 #include <string.h>
 
-#define S_PREVIEW_OBS   80u /* bytes of an answer in a failure's preview */
-#define S_MIN_OBS_CHARS 32u
+#define S_PREVIEW_OBS 80u /* bytes of an answer in a failure's preview */
 
 pv_llm_limits_t pv_llm_limits_default(void)
 {
@@ -189,15 +188,16 @@ static void s_user(const pv_llm_ctx_t *ctx, pv_llm_buf_t *b, size_t obs, size_t 
                       "answer with the JSON object.\n");
 }
 
-pv_err_t pv_llm_prompt_user(const pv_llm_ctx_t *ctx, pv_llm_buf_t *out)
+pv_err_t pv_llm_prompt_fit(const pv_llm_ctx_t *ctx, pv_llm_user_fill_fn fill, size_t pobs,
+                           pv_llm_buf_t *out)
 {
-    size_t obs = ctx->lim.obs_chars, pobs = S_PREVIEW_OBS;
+    size_t obs = ctx->lim.obs_chars;
     for (;;) {
         pv_llm_buf_t b;
         pv_llm_buf_init(&b, ctx->lim.max_prompt_bytes);
-        s_user(ctx, &b, obs, pobs);
+        fill(ctx, &b, obs, pobs);
         pv_err_t rc = pv_llm_buf_status(&b);
-        if (rc == PV_OK || rc == PV_ERR_NOMEM || obs <= S_MIN_OBS_CHARS) {
+        if (rc == PV_OK || rc == PV_ERR_NOMEM || obs <= PV_LLM_MIN_OBS_CHARS) {
             if (rc == PV_OK) {
                 pv_llm_buf_putn(out, b.data, b.len);
                 rc = pv_llm_buf_status(out);
@@ -206,7 +206,12 @@ pv_err_t pv_llm_prompt_user(const pv_llm_ctx_t *ctx, pv_llm_buf_t *out)
             return rc;
         }
         pv_llm_buf_free(&b);
-        obs = obs / 2 > S_MIN_OBS_CHARS ? obs / 2 : S_MIN_OBS_CHARS;
-        pobs = pobs / 2 > S_MIN_OBS_CHARS ? pobs / 2 : S_MIN_OBS_CHARS;
+        obs = obs / 2 > PV_LLM_MIN_OBS_CHARS ? obs / 2 : PV_LLM_MIN_OBS_CHARS;
+        pobs = pobs / 2 > PV_LLM_MIN_OBS_CHARS ? pobs / 2 : PV_LLM_MIN_OBS_CHARS;
     }
+}
+
+pv_err_t pv_llm_prompt_user(const pv_llm_ctx_t *ctx, pv_llm_buf_t *out)
+{
+    return pv_llm_prompt_fit(ctx, s_user, S_PREVIEW_OBS, out);
 }

@@ -81,4 +81,20 @@ void pv_llm_prompt_system(const pv_llm_ctx_t *ctx, pv_llm_buf_t *out);
  * Errors: PV_ERR_LIMIT (it does not fit even then), PV_ERR_NOMEM. */
 pv_err_t pv_llm_prompt_user(const pv_llm_ctx_t *ctx, pv_llm_buf_t *out);
 
+/* The fewest bytes an observation is cut to when a prompt does not fit. */
+#define PV_LLM_MIN_OBS_CHARS 32u
+
+/* Writes a user message into `b` with observations cut to `obs` bytes and previews (where
+ * the message has them) to `pobs`. */
+typedef void (*pv_llm_user_fill_fn)(const pv_llm_ctx_t *ctx, pv_llm_buf_t *b, size_t obs,
+                                    size_t pobs);
+
+/* A user message that fits lim.max_prompt_bytes: `fill` is called with observations of
+ * lim.obs_chars and previews of `pobs` bytes, both halved (down to PV_LLM_MIN_OBS_CHARS)
+ * until the message fits; the one that fits is appended to `out`. The rule of
+ * pv_llm_prompt_user and of TRIAGE's pv_llm_label_user. Errors: PV_ERR_LIMIT (it does not
+ * fit at the smallest cut), PV_ERR_NOMEM. */
+pv_err_t pv_llm_prompt_fit(const pv_llm_ctx_t *ctx, pv_llm_user_fill_fn fill, size_t pobs,
+                           pv_llm_buf_t *out);
+
 #endif
