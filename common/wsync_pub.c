@@ -119,41 +119,30 @@ void pv_wsync_pub_destroy(pv_wsync_pub_t **pub)
     *pub = NULL;
 }
 
-/* Make buffer `b` the latest version (under the lock). Errors: PV_ERR_INVAL (version not
- * increasing), the node's sticky error. */
-static pv_err_t s_take_version(ws_node_t *n, uint64_t version, int b)
-{
-    if (n->err != PV_OK)
-        return n->err;
-    if (version == 0 || (n->latest_buf >= 0 && version <= n->latest_v))
-        return PV_ERR_INVAL;
-    ws_buf_unref(n, n->latest_buf); /* the previous latest is pinned by its sends only */
-    n->latest_buf = b;
-    n->latest_v = version;
-    n->bufs[b].version = version;
-    n->st.published++;
-    return PV_OK;
-}
-
 /* The buffer of a new `version`, made the latest: a fresh one (copying publish) or the back
- * buffer, which then belongs to the sends. Errors: PV_ERR_INVAL (version not increasing; no
- * back buffer taken), PV_ERR_NOMEM, the node's sticky error. */
+ * buffer, which then belongs to the sends. The version is checked before a buffer is taken,
+ * so a refused call allocates nothing. Errors: the node's sticky error, PV_ERR_INVAL
+ * (version not increasing; no back buffer taken), PV_ERR_NOMEM. */
 static pv_err_t s_claim(ws_node_t *n, uint64_t version, bool back, int *out)
 {
     pthread_mutex_lock(&n->mu);
     if (!n->threaded)
         ws_step(n);
-    bool increasing = version > 0 && (n->latest_buf < 0 || version > n->latest_v);
-    /* the version is checked before a buffer is taken (a refused call allocates nothing) */
-    int b = n->err != PV_OK || !increasing ? -1 : back ? n->back_buf : ws_buf_get(n, 0);
-    pv_err_t rc = n->err != PV_OK ? n->err
-                  : !increasing   ? PV_ERR_INVAL
-                  : b < 0         ? (back ? PV_ERR_INVAL : PV_ERR_NOMEM)
-                                  : s_take_version(n, version, b);
-    if (rc == PV_OK && back)
-        n->back_buf = -1;
-    else if (rc != PV_OK && b >= 0 && !back)
-        ws_buf_unref(n, b);
+    pv_err_t rc = n->err;
+    int b = -1;
+    if (rc == PV_OK && (version == 0 || (n->latest_buf >= 0 && version <= n->latest_v)))
+        rc = PV_ERR_INVAL;
+    if (rc == PV_OK && (b = back ? n->back_buf : ws_buf_get(n, 0)) < 0)
+        rc = back ? PV_ERR_INVAL : PV_ERR_NOMEM;
+    if (rc == PV_OK) {
+        ws_buf_unref(n, n->latest_buf); /* the previous latest is pinned by its sends only */
+        n->latest_buf = b;
+        n->latest_v = version;
+        n->bufs[b].version = version;
+        n->st.published++;
+        if (back)
+            n->back_buf = -1;
+    }
     pthread_mutex_unlock(&n->mu);
     *out = b;
     return rc;

@@ -7,8 +7,8 @@
  *   GRID/ENV/CONFIG/SEED/metrics.jsonl, summary.json    one run (tools/eval_curve.h)
  * Folders are taken in a fixed order: environments alfworld, webshop, searchqa, then the
  * others by name; configurations grpo, grpo-matched, gigpo, pgpo, spopp, triage, vict,
- * prover, contrast, random, oracle, exhaustive, then the others by name; seeds by name. A run that cannot be read (still
- * running, crashed, no evaluation) is left out and listed in `skipped`.
+ * prover, contrast, random, oracle, exhaustive, then the others by name; seeds by name. A run that
+ * cannot be read (still running, crashed, no evaluation) is left out and listed in `skipped`.
  *
  * Per environment: `updates` = the last learner update every run reached (the smallest
  * final evaluation iteration), `steps` = the fewest environment steps any run ended with
