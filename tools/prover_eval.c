@@ -2,6 +2,12 @@
  * environments, side by side.
  *
  *   prover-eval [--target X] [--command TEXT] [--no-plots] GRID_DIR
+ *   prover-eval --steps-per-update CONFIG_DIR
+ *
+ * The second form prints the mean environment steps (rollouts + verification) per learner
+ * update over the runs of one configuration folder that load as the grid's do (a failed
+ * run is none): what cluster/eval-grid's grpo-matched scales its groups by. Exit 2 when no
+ * run loads.
  *
  * GRID_DIR holds one folder per environment, in it one folder per configuration (grpo,
  * contrast, random, oracle, exhaustive, ...), in it one run folder per seed with the
@@ -47,8 +53,42 @@
 
 static int s_usage(void)
 {
-    fprintf(stderr, "usage: prover-eval [--target X] [--command TEXT] [--no-plots] GRID_DIR\n");
+    fprintf(stderr, "usage: prover-eval [--target X] [--command TEXT] [--no-plots] GRID_DIR\n"
+                    "       prover-eval --steps-per-update CONFIG_DIR\n");
     return 2;
+}
+
+/* --steps-per-update: the mean over the runs (seed folders) of dir. */
+static int s_steps_per_update(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "prover-eval: %s: %s\n", dir, strerror(errno));
+        return 2;
+    }
+    double sum = 0;
+    size_t n = 0;
+    for (struct dirent *de; (de = readdir(d));) {
+        if (de->d_name[0] == '.')
+            continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        pv_ev_run_t r;
+        if (pv_ev_run_load(path, &r, NULL) != PV_OK)
+            continue;
+        if (r.iterations > 0) {
+            sum += (r.rollout_steps + r.verify_steps) / (double)r.iterations;
+            n++;
+        }
+        pv_ev_run_free(&r);
+    }
+    closedir(d);
+    if (n == 0) {
+        fprintf(stderr, "prover-eval: %s: no finished run\n", dir);
+        return 2;
+    }
+    printf("%.6f\n", sum / (double)n);
+    return 0;
 }
 
 /* Run build/bin/prover-plot (beside this executable) with argv; 0 on success. */
@@ -129,6 +169,8 @@ int main(int argc, char **argv)
     const char *grid = NULL, *command = NULL;
     double target = 0.5;
     int plots = 1;
+    if (argc == 3 && strcmp(argv[1], "--steps-per-update") == 0)
+        return s_steps_per_update(argv[2]);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--target") == 0 && i + 1 < argc) {
             char *end;
