@@ -88,9 +88,7 @@ pv_err_t pv_llm_answer_constrain(const pv_llm_ctx_t *ctx, pv_llm_format_t fmt, j
                : pv_llm_format_constrain(fmt, "prover_segment", pv_llm_answer_schema(ctx), request);
 }
 
-static pv_llm_refusal_t s_refuse(pv_llm_refusal_t r, char *why, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static pv_llm_refusal_t s_refuse(pv_llm_refusal_t r, char *why, size_t cap, const char *fmt, ...)
+pv_llm_refusal_t pv_llm_refusef(pv_llm_refusal_t r, char *why, size_t cap, const char *fmt, ...)
 {
     if (why && cap) {
         int n = snprintf(why, cap, "%s: ", pv_llm_refusal_text(r));
@@ -113,46 +111,51 @@ static pv_llm_refusal_t s_check(const pv_llm_ctx_t *ctx, const json_t *a, pv_llm
         const json_t *v = json_object_get(a, fields[i]);
         if (!v || json_is_null(v) || (json_is_string(v) && json_string_length(v) == 0) ||
             (json_is_array(v) && json_array_size(v) == 0))
-            return s_refuse(PV_LLM_REFUSAL_MISSING, why, cap, "'%s'", fields[i]);
+            return pv_llm_refusef(PV_LLM_REFUSAL_MISSING, why, cap, "'%s'", fields[i]);
     }
     long long id, a0, a1;
     if (!json_is_string(json_object_get(a, "failure_mode")))
-        return s_refuse(PV_LLM_REFUSAL_TYPE, why, cap, "'failure_mode' must be a string");
+        return pv_llm_refusef(PV_LLM_REFUSAL_TYPE, why, cap, "'failure_mode' must be a string");
     if (!pv_llm_json_int(json_object_get(a, "traj_id"), &id) ||
         !pv_llm_json_int(json_object_get(a, "start_turn"), &a0) ||
         !pv_llm_json_int(json_object_get(a, "end_turn"), &a1))
-        return s_refuse(PV_LLM_REFUSAL_TYPE, why, cap,
-                        "'traj_id', 'start_turn' and 'end_turn' must be integers");
+        return pv_llm_refusef(PV_LLM_REFUSAL_TYPE, why, cap,
+                              "'traj_id', 'start_turn' and 'end_turn' must be integers");
     const json_t *acts = json_object_get(a, "actions");
     if (!json_is_array(acts))
-        return s_refuse(PV_LLM_REFUSAL_TYPE, why, cap, "'actions' must be an array of strings");
+        return pv_llm_refusef(PV_LLM_REFUSAL_TYPE, why, cap,
+                              "'actions' must be an array of strings");
     for (size_t i = 0; i < json_array_size(acts); i++)
         if (!json_is_string(json_array_get(acts, i)))
-            return s_refuse(PV_LLM_REFUSAL_TYPE, why, cap, "'actions' must be an array of strings");
+            return pv_llm_refusef(PV_LLM_REFUSAL_TYPE, why, cap,
+                                  "'actions' must be an array of strings");
     if (id != ctx->success)
-        return s_refuse(PV_LLM_REFUSAL_TRAJ, why, cap, "traj_id must be %u, not %lld", ctx->success,
-                        id);
+        return pv_llm_refusef(PV_LLM_REFUSAL_TRAJ, why, cap, "traj_id must be %u, not %lld",
+                              ctx->success, id);
     const pv_traj_t *s = &ctx->trajs[ctx->success];
     long long n = (long long)s->n_steps;
     if (a0 < 0 || a1 < 0 || a0 >= n || a1 >= n)
-        return s_refuse(PV_LLM_REFUSAL_BOUNDS, why, cap,
-                        "trajectory %u has turns 0 to %lld; got start_turn %lld, end_turn %lld",
-                        ctx->success, n - 1, a0, a1);
+        return pv_llm_refusef(
+            PV_LLM_REFUSAL_BOUNDS, why, cap,
+            "trajectory %u has turns 0 to %lld; got start_turn %lld, end_turn %lld", ctx->success,
+            n - 1, a0, a1);
     if (a1 < a0)
-        return s_refuse(PV_LLM_REFUSAL_ORDER, why, cap, "start_turn %lld, end_turn %lld", a0, a1);
+        return pv_llm_refusef(PV_LLM_REFUSAL_ORDER, why, cap, "start_turn %lld, end_turn %lld", a0,
+                              a1);
     if (a1 - a0 + 1 > ctx->lim.max_turns)
-        return s_refuse(PV_LLM_REFUSAL_LENGTH, why, cap, "%lld turns; at most %u", a1 - a0 + 1,
-                        ctx->lim.max_turns);
+        return pv_llm_refusef(PV_LLM_REFUSAL_LENGTH, why, cap, "%lld turns; at most %u",
+                              a1 - a0 + 1, ctx->lim.max_turns);
     if (a1 + 1 >= n)
-        return s_refuse(PV_LLM_REFUSAL_TERMINAL, why, cap,
-                        "end_turn %lld is the last turn; end at turn %lld or earlier", a1, n - 2);
+        return pv_llm_refusef(PV_LLM_REFUSAL_TERMINAL, why, cap,
+                              "end_turn %lld is the last turn; end at turn %lld or earlier", a1,
+                              n - 2);
     if (pv_llm_action_refused(s, (size_t)a0) || pv_llm_action_refused(s, (size_t)a1))
-        return s_refuse(PV_LLM_REFUSAL_REFUSED, why, cap, "turn %lld was refused",
-                        pv_llm_action_refused(s, (size_t)a0) ? a0 : a1);
+        return pv_llm_refusef(PV_LLM_REFUSAL_REFUSED, why, cap, "turn %lld was refused",
+                              pv_llm_action_refused(s, (size_t)a0) ? a0 : a1);
     if ((long long)json_array_size(acts) != a1 - a0 + 1)
-        return s_refuse(PV_LLM_REFUSAL_ACTIONS, why, cap,
-                        "%zu actions for %lld turns; give one action per turn",
-                        json_array_size(acts), a1 - a0 + 1);
+        return pv_llm_refusef(PV_LLM_REFUSAL_ACTIONS, why, cap,
+                              "%zu actions for %lld turns; give one action per turn",
+                              json_array_size(acts), a1 - a0 + 1);
     for (long long t = a0; t <= a1; t++) {
         const char *got = json_string_value(json_array_get(acts, (size_t)(t - a0)));
         const char *real = s->texts[2 * t + 1];
@@ -160,8 +163,8 @@ static pv_llm_refusal_t s_check(const pv_llm_ctx_t *ctx, const json_t *a, pv_llm
             char g[128], r[128];
             snprintf(g, sizeof g, "%s", got); /* the model's text goes back to it, cut */
             snprintf(r, sizeof r, "%s", real);
-            return s_refuse(PV_LLM_REFUSAL_ACTIONS, why, cap, "turn %lld is \"%s\", not \"%s\"", t,
-                            r, g);
+            return pv_llm_refusef(PV_LLM_REFUSAL_ACTIONS, why, cap,
+                                  "turn %lld is \"%s\", not \"%s\"", t, r, g);
         }
     }
     memset(out, 0, sizeof *out);
@@ -177,24 +180,36 @@ static pv_llm_refusal_t s_check(const pv_llm_ctx_t *ctx, const json_t *a, pv_llm
     return PV_LLM_REFUSAL_OK;
 }
 
-pv_llm_refusal_t pv_llm_answer_check(const pv_llm_ctx_t *ctx, const char *text, size_t len,
-                                     pv_llm_answer_t *out, char *why, size_t cap)
+pv_llm_refusal_t pv_llm_answer_object(const char *text, size_t len, size_t max_bytes, json_t **out,
+                                      char *why, size_t cap)
 {
+    *out = NULL;
     if (why && cap)
         why[0] = '\0';
     if (!text || len == 0)
-        return s_refuse(PV_LLM_REFUSAL_NOT_JSON, why, cap, "the answer is empty");
-    if (len > S_MAX_ANSWER_BYTES)
-        return s_refuse(PV_LLM_REFUSAL_NOT_JSON, why, cap, "the answer is longer than %u bytes",
-                        S_MAX_ANSWER_BYTES);
+        return pv_llm_refusef(PV_LLM_REFUSAL_NOT_JSON, why, cap, "the answer is empty");
+    if (len > max_bytes)
+        return pv_llm_refusef(PV_LLM_REFUSAL_NOT_JSON, why, cap,
+                              "the answer is longer than %zu bytes", max_bytes);
     pv_llm_unfence(&text, &len);
     json_error_t jerr;
     json_t *a = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!json_is_object(a)) {
         json_decref(a);
-        return s_refuse(PV_LLM_REFUSAL_NOT_JSON, why, cap, "%s",
-                        a ? "a JSON value but not an object" : jerr.text);
+        return pv_llm_refusef(PV_LLM_REFUSAL_NOT_JSON, why, cap, "%s",
+                              a ? "a JSON value but not an object" : jerr.text);
     }
+    *out = a;
+    return PV_LLM_REFUSAL_OK;
+}
+
+pv_llm_refusal_t pv_llm_answer_check(const pv_llm_ctx_t *ctx, const char *text, size_t len,
+                                     pv_llm_answer_t *out, char *why, size_t cap)
+{
+    json_t *a = NULL;
+    pv_llm_refusal_t r0 = pv_llm_answer_object(text, len, S_MAX_ANSWER_BYTES, &a, why, cap);
+    if (r0 != PV_LLM_REFUSAL_OK)
+        return r0;
     pv_llm_refusal_t r = s_check(ctx, a, out, why, cap);
     json_decref(a);
     return r;

@@ -69,6 +69,18 @@ typedef enum pv_llm_refusal {
 const char *pv_llm_refusal_name(pv_llm_refusal_t r);
 const char *pv_llm_refusal_text(pv_llm_refusal_t r);
 
+/* The model's answer text[0 .. len) (untrusted) as a JSON object into *out (a new
+ * reference; NULL when refused): refused NOT_JSON when empty, longer than max_bytes, not
+ * JSON (after a Markdown ``` fence and surrounding whitespace are taken off, duplicate keys
+ * refused) or not an object; why[0 .. cap) says which. The first check of every validator. */
+pv_llm_refusal_t pv_llm_answer_object(const char *text, size_t len, size_t max_bytes, json_t **out,
+                                      char *why, size_t cap);
+
+/* Write "<the refusal's text>: <detail>" (printf-style) into why[0 .. cap) (NULL or 0 cap:
+ * nothing) and return r: the validators' way to refuse. */
+pv_llm_refusal_t pv_llm_refusef(pv_llm_refusal_t r, char *why, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* An accepted answer. */
 typedef struct pv_llm_answer {
     pv_segment_t seg;       /* traj = ctx->success, [start, end + 1), expect +1 */

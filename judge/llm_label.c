@@ -144,22 +144,6 @@ uint8_t pv_llm_role_parse(const char *name)
     return PV_LLM_ROLE_NONE;
 }
 
-static pv_llm_refusal_t s_refuse(pv_llm_refusal_t r, char *why, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static pv_llm_refusal_t s_refuse(pv_llm_refusal_t r, char *why, size_t cap, const char *fmt, ...)
-{
-    if (why && cap) {
-        int n = snprintf(why, cap, "%s: ", pv_llm_refusal_text(r));
-        if (n >= 0 && (size_t)n < cap) {
-            va_list ap;
-            va_start(ap, fmt);
-            vsnprintf(why + n, cap - (size_t)n, fmt, ap);
-            va_end(ap);
-        }
-    }
-    return r;
-}
-
 /* The entries of `list` into roles (offsets per trajectory in off[]). */
 static void s_take(const pv_llm_ctx_t *ctx, const json_t *list, const size_t *off, uint8_t *roles,
                    pv_llm_label_counts_t *c)
@@ -197,26 +181,16 @@ pv_llm_refusal_t pv_llm_label_check(const pv_llm_ctx_t *ctx, const char *text, s
     memset(counts, 0, sizeof *counts);
     counts->unlabelled = (uint32_t)turns;
     counts->bad_trajs = (uint32_t)ctx->n_trajs;
-    if (why && cap)
-        why[0] = '\0';
-    if (!text || len == 0)
-        return s_refuse(PV_LLM_REFUSAL_NOT_JSON, why, cap, "the answer is empty");
-    if (len > S_MAX_ANSWER_BYTES)
-        return s_refuse(PV_LLM_REFUSAL_NOT_JSON, why, cap, "the answer is longer than %u bytes",
-                        S_MAX_ANSWER_BYTES);
-    pv_llm_unfence(&text, &len);
-    json_error_t jerr;
-    json_t *a = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-    pv_llm_refusal_t r = PV_LLM_REFUSAL_OK;
+    json_t *a = NULL;
+    pv_llm_refusal_t r = pv_llm_answer_object(text, len, S_MAX_ANSWER_BYTES, &a, why, cap);
+    if (r != PV_LLM_REFUSAL_OK)
+        return r;
     const json_t *list = json_object_get(a, "trajectories");
-    if (!json_is_object(a))
-        r = s_refuse(PV_LLM_REFUSAL_NOT_JSON, why, cap, "%s",
-                     a ? "a JSON value but not an object" : jerr.text);
-    else if (!list || json_is_null(list))
-        r = s_refuse(PV_LLM_REFUSAL_MISSING, why, cap, "'trajectories'");
+    if (!list || json_is_null(list))
+        r = pv_llm_refusef(PV_LLM_REFUSAL_MISSING, why, cap, "'trajectories'");
     else if (!json_is_array(list))
-        r = s_refuse(PV_LLM_REFUSAL_TYPE, why, cap,
-                     "'trajectories' must be an array of {traj_id, roles}");
+        r = pv_llm_refusef(PV_LLM_REFUSAL_TYPE, why, cap,
+                           "'trajectories' must be an array of {traj_id, roles}");
     if (r == PV_LLM_REFUSAL_OK) {
         size_t off[S_MAX_TRAJS];
         for (size_t i = 0, o = 0; i < ctx->n_trajs; o += ctx->trajs[i].n_steps, i++)
@@ -234,11 +208,12 @@ pv_llm_refusal_t pv_llm_label_check(const pv_llm_ctx_t *ctx, const char *text, s
         }
         counts->unlabelled = (uint32_t)turns - counts->labelled;
         if (counts->labelled == 0)
-            r = s_refuse(PV_LLM_REFUSAL_LABELS, why, cap,
-                         "give one entry per trajectory (traj_id 0 to %zu) with exactly one role "
-                         "per turn, each \"decisive\", \"exploration\", \"no_progress\" or "
-                         "\"regression\"",
-                         ctx->n_trajs - 1);
+            r = pv_llm_refusef(
+                PV_LLM_REFUSAL_LABELS, why, cap,
+                "give one entry per trajectory (traj_id 0 to %zu) with exactly one role "
+                "per turn, each \"decisive\", \"exploration\", \"no_progress\" or "
+                "\"regression\"",
+                ctx->n_trajs - 1);
     }
     json_decref(a);
     return r;
