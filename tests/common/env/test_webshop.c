@@ -1,8 +1,8 @@
 /* test_webshop.c - the webshop family: WebShop's page texts and navigation rules, step
- * limit, expert, determinism, save/restore round trips and refusal of bad states, data
- * files (malformed ones name file and line), and the real WebShop data when ../shared is
- * present (goal counts computed in Python from goal.py's rule: 6,910 synthetic goals of
- * 415 products; 13 human goals). */
+ * limit, expert, determinism, save/restore round trips and refusal of bad states (the atom
+ * traces: test_webshop_trace.c), data files (malformed ones name file and line), and the real
+ * WebShop data when ../shared is present (goal counts computed in Python from goal.py's rule: 6,910
+ * synthetic goals of 415 products; 13 human goals). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,18 +18,8 @@
 
 #include "common/env/env.h"
 #include "env_test_util.h"
+#include "webshop_trace_util.h"
 #include "tests/support/pv_test.h"
-
-static pv_env_model_t *s_model(const char *data, uint64_t seed)
-{
-    pv_env_spec_t spec = {.name = "webshop", .data_path = data, .seed = seed};
-    pv_env_model_t *m = NULL;
-    pv_errmsg_t em = {{0}};
-    pv_err_t rc = pv_env_model_new(&spec, &m, &em);
-    if (rc != PV_OK)
-        fail_msg("model: %s: %s", pv_strerror(rc), em.text);
-    return m;
-}
 
 static bool s_has_action(pv_env_t *e, const char *a)
 {
@@ -61,7 +51,7 @@ static void s_field(const char *obs, int n, char *out, size_t cap)
 static void test_pages_and_navigation(void **state)
 {
     (void)state;
-    pv_env_model_t *m = s_model(NULL, 3);
+    pv_env_model_t *m = wt_model(NULL, 3);
     assert_int_equal(pv_env_model_kind(m), PV_ENV_WEBSHOP);
     assert_int_equal(pv_env_model_max_steps(m), 15);
     pv_env_t *e = NULL;
@@ -149,7 +139,7 @@ static void test_pages_and_navigation(void **state)
 static void test_step_limit_and_errors(void **state)
 {
     (void)state;
-    pv_env_model_t *m = s_model("", 3);
+    pv_env_model_t *m = wt_model("", 3);
     pv_env_t *e = NULL;
     assert_int_equal(pv_env_new(m, &e), PV_OK);
     pv_step_result_t r;
@@ -176,7 +166,7 @@ static void test_step_limit_and_errors(void **state)
 static void test_expert_generated(void **state)
 {
     (void)state;
-    pv_env_model_t *m = s_model(NULL, 11);
+    pv_env_model_t *m = wt_model(NULL, 11);
     pv_env_t *e = NULL;
     assert_int_equal(pv_env_new(m, &e), PV_OK);
     for (uint32_t split = 0; split < 2; split++) {
@@ -205,298 +195,11 @@ static void test_expert_generated(void **state)
     pv_env_model_destroy(&m);
 }
 
-/* ---- atom traces (env.h, webshop.h "Atom traces") ---------------------------------------- */
-
-#define S_ATOMS 80 /* purchase, type, price, <= 64 attributes, <= 8 options */
-
-/* The goal atoms of the current task: how many, and each one's kind from its name
- * ('P'urchase, 'T'ype, 'p'rice, 'A'ttribute, 'O'ption). */
-static uint32_t s_atom_kinds(pv_env_t *e, char *kind)
-{
-    uint32_t n = 0;
-    char name[1024];
-    while (n < S_ATOMS && pv_env_atom_name(e, n, name, sizeof name) == PV_OK) {
-        kind[n] = strncmp(name, "purchase(", 9) == 0     ? 'P'
-                  : strncmp(name, "type(", 5) == 0       ? 'T'
-                  : strncmp(name, "price(<= ", 9) == 0   ? 'p'
-                  : strncmp(name, "attribute(", 10) == 0 ? 'A'
-                  : strncmp(name, "option(", 7) == 0     ? 'O'
-                                                         : '?';
-        assert_true(kind[n] != '?');
-        n++;
-    }
-    assert_int_equal(pv_env_atom_name(e, n, name, sizeof name), PV_ERR_RANGE);
-    return n;
-}
-
-/* Replay records rec[0..n) as VICT does (learner/vict.h, step 2): maker[a] = the step of
- * atom a's last event when that event made it, -1 when the atom ends false or no step made
- * it. */
-static void s_makers(const pv_env_trace_t *rec, int n, uint32_t n_atoms, int *maker)
-{
-    for (uint32_t a = 0; a < n_atoms; a++)
-        maker[a] = -1;
-    for (int t = 0; t < n; t++) {
-        for (uint8_t k = 0; k < rec[t].n_unmade; k++)
-            maker[rec[t].unmade[k]] = -1;
-        for (uint8_t k = 0; k < rec[t].n_made; k++) {
-            assert_true(rec[t].made[k] < n_atoms);
-            maker[rec[t].made[k]] = t;
-        }
-    }
-}
-
-static bool s_made(const pv_env_trace_t *t, uint32_t atom)
-{
-    for (uint8_t k = 0; k < t->n_made; k++)
-        if (t->made[k] == atom)
-            return true;
-    return false;
-}
-
-/* The expert's plan for `task`: search, (next >)*, the product (index *p), its options,
- * buy now; returns its length. */
-static int s_plan(pv_env_t *e, const pv_task_t *task, char (*plan)[512], int *p)
-{
-    pv_step_result_t r;
-    assert_int_equal(pv_env_reset(e, task, &r), PV_OK);
-    assert_null(r.trace); /* a reset is no step */
-    int n = 0;
-    while (!r.done && n < 16) {
-        assert_int_equal(pv_env_expert_action(e, plan[n], 512), PV_OK);
-        assert_int_equal(pv_env_step(e, plan[n++], &r), PV_OK);
-    }
-    assert_true(r.won);
-    *p = 1;
-    while (strcmp(plan[*p], "click[next >]") == 0)
-        (*p)++;
-    assert_int_equal(strncmp(plan[0], "search[", 7), 0);
-    assert_string_equal(plan[n - 1], "click[buy now]");
-    return n;
-}
-
-/* Play actions acts[0..n) from a reset, keeping each step's record in rec. */
-static void s_play(pv_env_t *e, const pv_task_t *task, const char *const *acts, int n,
-                   pv_env_trace_t *rec, pv_step_result_t *r)
-{
-    assert_int_equal(pv_env_reset(e, task, r), PV_OK);
-    for (int t = 0; t < n; t++) {
-        assert_int_equal(pv_env_step(e, acts[t], r), PV_OK);
-        assert_non_null(r->trace);
-        assert_int_equal(r->trace->n_dropped, 0);
-        rec[t] = *r->trace;
-    }
-}
-
-/* The expert's episodes (generated catalogue), replayed with a detour after the product
- * (its description, then < prev back to it); every purchase wins, so every goal atom holds
- * at the end. The rules by hand: the product click makes the type, the price and every
- * attribute atom, and depends on the last results page shown; each option click makes the
- * goal options its value matches (the value is in the atom's name) and depends on the
- * product; a next page depends on the page before; the buy makes the purchase and depends on
- * the product; the search and the detour make nothing and depend on nothing. Replayed as
- * VICT does, every atom's maker is the step named. After a load nothing before it is an
- * edge, and the atoms the loaded state holds are not made again. */
-static void test_atom_trace(void **state)
-{
-    (void)state;
-    pv_env_model_t *m = s_model(NULL, 11);
-    pv_env_t *e = NULL;
-    assert_int_equal(pv_env_new(m, &e), PV_OK);
-    int with_options = 0, with_attrs = 0;
-    for (uint64_t id = 0; id < 20; id++) {
-        pv_task_t task = {.task_id = id};
-        char plan[16][512];
-        int p, n = s_plan(e, &task, plan, &p);
-        const char *acts[18];
-        int na = 0, at[16]; /* at[k]: the step of plan[k] in the replay */
-        for (int k = 0; k < n; k++) {
-            at[k] = na;
-            acts[na++] = plan[k];
-            if (k == p) {
-                acts[na++] = "click[description]";
-                acts[na++] = "click[< prev]";
-            }
-        }
-        pv_env_trace_t rec[18];
-        pv_step_result_t r;
-        s_play(e, &task, acts, na, rec, &r);
-        assert_true(r.won);
-        char kind[S_ATOMS];
-        uint32_t n_atoms = s_atom_kinds(e, kind);
-        int maker[S_ATOMS];
-        s_makers(rec, na, n_atoms, maker);
-        with_options += n - 2 > p;
-        for (uint32_t a = 0; a < n_atoms; a++) {
-            with_attrs += kind[a] == 'A';
-            int want = kind[a] == 'P' ? at[n - 1] : kind[a] == 'O' ? -2 : at[p];
-            if (want == -2) { /* an option: made by the click on its value */
-                char name[1024];
-                assert_int_equal(pv_env_atom_name(e, a, name, sizeof name), PV_OK);
-                assert_true(maker[a] > at[p] && maker[a] < at[n - 1]);
-                const char *v = acts[maker[a]] + 6; /* "click[" */
-                size_t vl = strlen(v) - 1;
-                bool found = false;
-                for (const char *q = name; *q && !found; q++)
-                    found = strncasecmp(q, v, vl) == 0;
-                if (!found)
-                    fail_msg("task %llu: option atom '%s' made by '%s'", (unsigned long long)id,
-                             name, acts[maker[a]]);
-            } else if (maker[a] != want) {
-                fail_msg("task %llu: atom %u (%c) made at step %d, by hand %d",
-                         (unsigned long long)id, a, kind[a], maker[a], want);
-            }
-        }
-        for (int t = 0; t < na; t++) {
-            uint32_t want[PV_ENV_TRACE_DEPS], nw = 0;
-            if (t > 0 && t < p)
-                want[nw++] = (uint32_t)t - 1; /* next >: the page before */
-            else if (t == p)
-                want[nw++] = (uint32_t)p - 1; /* the product: the last results page */
-            else if (t > at[p] + 2)
-                want[nw++] = (uint32_t)p; /* an option, the buy: the product */
-            if (rec[t].n_deps != nw || memcmp(rec[t].deps, want, nw * sizeof *want) != 0)
-                fail_msg("task %llu step %d '%s': %u edges, by hand %u", (unsigned long long)id, t,
-                         acts[t], rec[t].n_deps, nw);
-            if (t < at[p] || (t > at[p] && t <= at[p] + 2)) /* search, pages, the detour */
-                assert_true(rec[t].n_made == 0 && rec[t].n_unmade == 0);
-        }
-        /* restored after the product: the next step's facts came before the load, and the
-         * product's atoms, true in the loaded state, are not made again */
-        s_play(e, &task, acts, p + 1, rec, &r);
-        uint8_t buf[4096];
-        size_t len = 0;
-        assert_int_equal(pv_env_save(e, buf, sizeof buf, &len), PV_OK);
-        assert_int_equal(pv_env_load(e, buf, len, NULL), PV_OK);
-        for (int k = p + 1; k < n; k++) {
-            assert_int_equal(pv_env_step(e, plan[k], &r), PV_OK);
-            assert_int_equal(r.trace->n_deps, 0);
-            assert_int_equal(r.trace->n_unmade, 0);
-            for (uint8_t j = 0; j < r.trace->n_made; j++)
-                assert_true(kind[r.trace->made[j]] == (k == n - 1 ? 'P' : 'O'));
-        }
-        assert_true(r.won);
-    }
-    assert_true(with_options > 0 && with_attrs > 0);
-    pv_env_destroy(&e);
-    pv_env_model_destroy(&m);
-}
-
-/* An option selected, replaced by another value of the same option, then selected again
- * (twice): its atom is unmade by the replacement and traced to the last click; leaving the
- * product (back to search) unmakes every atom the product held and a second opening makes
- * them again; an episode that reaches the step limit without a purchase unmakes, in its last
- * step, every atom still true, so none is satisfied at the end. */
-static void test_atom_trace_reselect(void **state)
-{
-    (void)state;
-    pv_env_model_t *m = s_model(NULL, 11);
-    pv_env_t *e = NULL;
-    assert_int_equal(pv_env_new(m, &e), PV_OK);
-    int reselected = 0;
-    for (uint64_t id = 0; id < 20; id++) {
-        pv_task_t task = {.task_id = id};
-        char plan[16][512];
-        int p, n = s_plan(e, &task, plan, &p);
-        if (n - 2 == p)
-            continue; /* no option to select */
-        const char *opt = plan[p + 1];
-        char kind[S_ATOMS];
-        uint32_t n_atoms = s_atom_kinds(e, kind);
-        /* another value of the same option: a click on the item page that unmakes the
-         * atom the expert's first option click made */
-        const char *const *cands;
-        size_t n_cands;
-        pv_env_trace_t rec[20];
-        pv_step_result_t r;
-        const char *acts[20];
-        for (int k = 0; k <= p + 1; k++)
-            acts[k] = plan[k];
-        s_play(e, &task, acts, p + 2, rec, &r);
-        assert_true(rec[p + 1].n_made >= 1);
-        uint32_t atom = rec[p + 1].made[0];
-        assert_int_equal(kind[atom], 'O');
-        assert_int_equal(pv_env_admissible(e, &cands, &n_cands), PV_OK);
-        char other[512] = "";
-        for (size_t c = 0; c < n_cands && !*other; c++) {
-            if (strcmp(cands[c], opt) == 0 || strcmp(cands[c], "click[buy now]") == 0 ||
-                strncmp(cands[c], "click[", 6) != 0)
-                continue;
-            char cand[512];
-            snprintf(cand, sizeof cand, "%s", cands[c]);
-            acts[p + 2] = cand;
-            s_play(e, &task, acts, p + 3, rec, &r);
-            if (rec[p + 2].n_unmade == 1 && rec[p + 2].unmade[0] == atom)
-                snprintf(other, sizeof other, "%s", cand);
-        }
-        if (!*other)
-            continue; /* every other value matches the goal option too */
-        /* ..., opt (p+1), other (p+2), opt (p+3), opt (p+4), the rest, buy */
-        int na = 0;
-        for (int k = 0; k <= p + 1; k++)
-            acts[na++] = plan[k];
-        acts[na++] = other;
-        acts[na++] = opt;
-        acts[na++] = opt;
-        for (int k = p + 2; k < n; k++)
-            acts[na++] = plan[k];
-        s_play(e, &task, acts, na, rec, &r);
-        assert_true(r.won);
-        assert_true(s_made(&rec[p + 3], atom) && s_made(&rec[p + 4], atom));
-        assert_int_equal(rec[p + 4].n_deps, 1);
-        assert_int_equal(rec[p + 4].deps[0], (uint32_t)p); /* the product */
-        int maker[S_ATOMS];
-        s_makers(rec, na, n_atoms, maker);
-        assert_int_equal(maker[atom], p + 4);
-        for (uint32_t a = 0; a < n_atoms; a++)
-            if (kind[a] == 'T' || kind[a] == 'p' || kind[a] == 'A')
-                assert_int_equal(maker[a], p);
-        reselected++;
-
-        /* back to search and the product again: unmade, then made by the second opening */
-        int nb = 0;
-        for (int k = 0; k <= p; k++)
-            acts[nb++] = plan[k];
-        acts[nb++] = "click[back to search]";
-        for (int k = 0; k <= p; k++)
-            acts[nb++] = plan[k];
-        s_play(e, &task, acts, nb, rec, &r);
-        uint32_t held = 0;
-        for (uint32_t a = 0; a < n_atoms; a++)
-            held += kind[a] == 'T' || kind[a] == 'p' || kind[a] == 'A';
-        assert_int_equal(rec[p].n_made, held);
-        assert_true(rec[p + 1].n_made == 0 && rec[p + 1].n_unmade == held);
-        assert_int_equal(rec[nb - 1].n_made, held);
-        s_makers(rec, nb, n_atoms, maker);
-        for (uint32_t a = 0; a < n_atoms; a++)
-            assert_int_equal(maker[a], kind[a] == 'P' || kind[a] == 'O' ? -1 : nb - 1);
-
-        /* the step limit without a purchase: every option chosen, then description and
-         * < prev until the limit; the last step unmakes what held, and nothing is left */
-        int nl = 0;
-        for (int k = 0; k < n - 1; k++)
-            acts[nl++] = plan[k];
-        uint32_t limit = pv_env_model_max_steps(m);
-        for (; (uint32_t)nl < limit; nl++)
-            acts[nl] = nl % 2 == (n - 1) % 2 ? "click[description]" : "click[< prev]";
-        s_play(e, &task, acts, nl, rec, &r);
-        assert_true(r.done && !r.won);
-        assert_int_equal(rec[nl - 1].n_made, 0);
-        assert_int_equal(rec[nl - 1].n_unmade, n_atoms - 1); /* all but the purchase */
-        s_makers(rec, nl, n_atoms, maker);
-        for (uint32_t a = 0; a < n_atoms; a++)
-            assert_int_equal(maker[a], -1);
-    }
-    assert_true(reselected > 0);
-    pv_env_destroy(&e);
-    pv_env_model_destroy(&m);
-}
-
 /* From a detour (another product's features page) the expert finds its way back. */
 static void test_expert_recovers(void **state)
 {
     (void)state;
-    pv_env_model_t *m = s_model(NULL, 11);
+    pv_env_model_t *m = wt_model(NULL, 11);
     pv_env_t *e = NULL;
     assert_int_equal(pv_env_new(m, &e), PV_OK);
     pv_task_t task = {.split = 0, .task_id = 3};
@@ -536,8 +239,8 @@ static void test_expert_recovers(void **state)
 static void test_save_restore_round_trips(void **state)
 {
     (void)state;
-    pv_env_model_t *m = s_model(NULL, 5);
-    pv_env_model_t *m2 = s_model(NULL, 5); /* an equal model built separately */
+    pv_env_model_t *m = wt_model(NULL, 5);
+    pv_env_model_t *m2 = wt_model(NULL, 5); /* an equal model built separately */
     pv_env_t *a = NULL, *b = NULL;
     assert_int_equal(pv_env_new(m, &a), PV_OK);
     assert_int_equal(pv_env_new(m2, &b), PV_OK);
@@ -560,7 +263,7 @@ static void test_save_restore_round_trips(void **state)
 static void test_load_rejects_bad_states(void **state)
 {
     (void)state;
-    pv_env_model_t *m = s_model(NULL, 5), *other = s_model(NULL, 6);
+    pv_env_model_t *m = wt_model(NULL, 5), *other = wt_model(NULL, 6);
     pv_env_t *e = NULL, *eo = NULL;
     assert_int_equal(pv_env_new(m, &e), PV_OK);
     assert_int_equal(pv_env_new(other, &eo), PV_OK);
@@ -631,7 +334,7 @@ static void test_steps_allocate_nothing(void **state)
 #ifndef PV_COUNT_ALLOC
     skip();
 #else
-    pv_env_model_t *m = s_model(NULL, 4);
+    pv_env_model_t *m = wt_model(NULL, 4);
     assert_true(et_allocs > 0); /* the counter works: building the model allocated */
     pv_env_t *e = NULL;
     assert_int_equal(pv_env_new(m, &e), PV_OK);
@@ -913,7 +616,7 @@ static void test_real_catalogue(void **state)
     if (!pv_test_shared("data/webshop/items_ins_v2_1000.json", dir, sizeof dir))
         skip();
     *strrchr(dir, '/') = '\0';
-    pv_env_model_t *m = s_model(dir, 0);
+    pv_env_model_t *m = wt_model(dir, 0);
     assert_int_equal(pv_env_model_n_tasks(m, 0) + pv_env_model_n_tasks(m, 1), 6910);
     assert_int_equal(pv_env_model_n_tasks(m, 1), 303);
     pv_env_t *e = NULL;
@@ -955,10 +658,10 @@ static void test_real_catalogue(void **state)
             assert_true(r.done);
             /* the atoms the trace leaves satisfied are the reward's terms: with the type
              * matched, (attributes + options + price) / (their count) is the reward */
-            char kind[S_ATOMS];
-            int maker[S_ATOMS];
-            uint32_t n_atoms = s_atom_kinds(e, kind), sat = 0;
-            s_makers(rec, n, n_atoms, maker);
+            char kind[WT_ATOMS];
+            int maker[WT_ATOMS];
+            uint32_t n_atoms = wt_atom_kinds(e, kind), sat = 0;
+            wt_makers(rec, n, n_atoms, maker);
             assert_true(maker[0] == n - 1 && kind[1] == 'T');
             for (uint32_t a = 2; a < n_atoms; a++)
                 sat += maker[a] >= 0;
@@ -1006,7 +709,7 @@ static void test_real_human_goals(void **state)
         skip();
     *strrchr(dir, '/') = '\0';
     strcat(dir, "#human");
-    pv_env_model_t *m = s_model(dir, 0);
+    pv_env_model_t *m = wt_model(dir, 0);
     /* 13 products carry WebShop human instructions, all with attributes; none of the texts
      * is among the first 500 of human_goals.json, so all are training goals */
     assert_int_equal(pv_env_model_n_tasks(m, 0), 13);
@@ -1020,8 +723,6 @@ int main(void)
         cmocka_unit_test(test_pages_and_navigation),
         cmocka_unit_test(test_step_limit_and_errors),
         cmocka_unit_test(test_expert_generated),
-        cmocka_unit_test(test_atom_trace),
-        cmocka_unit_test(test_atom_trace_reselect),
         cmocka_unit_test(test_expert_recovers),
         cmocka_unit_test(test_save_restore_round_trips),
         cmocka_unit_test(test_load_rejects_bad_states),
