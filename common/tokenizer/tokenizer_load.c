@@ -31,7 +31,7 @@ static pv_err_t s_id(pv_tok_ld_t *ld, json_t *v, const char *field, const char *
 /* First pass over model.vocab and added_tokens: types, ids, the id count, pool sizes. */
 static pv_err_t s_size(pv_tok_ld_t *ld, json_t *vocab, json_t *added, size_t *pool)
 {
-    uint32_t top = 0, id;
+    uint32_t top = 0, id = 0; /* set by s_id; gcc -O2 cannot see it (maybe-uninitialized) */
     const char *key;
     json_t *v;
     pv_err_t err;
