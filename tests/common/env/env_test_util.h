@@ -241,14 +241,23 @@ static inline char *et_padded(const char *head, char fill, size_t total, const c
     return s;
 }
 
+/* The model of spec, which must build: fails the test with the error otherwise. */
+static inline pv_env_model_t *et_model_ok(const pv_env_spec_t *spec)
+{
+    pv_env_model_t *m = NULL;
+    pv_errmsg_t em = {{0}};
+    pv_err_t rc = pv_env_model_new(spec, &m, &em);
+    if (rc != PV_OK)
+        fail_msg("%s model from %s: %s: %s", spec->name,
+                 spec->data_path ? spec->data_path : "(none)", pv_strerror(rc), em.text);
+    return m;
+}
+
 /* Build family `name` from dir, which must load; its info into *info. */
 static inline pv_env_model_t *et_load_ok(const char *name, const char *dir, pv_env_info_t *info)
 {
     pv_env_spec_t spec = {.name = name, .data_path = dir};
-    pv_env_model_t *m = NULL;
-    pv_errmsg_t em = {{0}};
-    if (pv_env_model_new(&spec, &m, &em) != PV_OK)
-        fail_msg("%s from %s: %s", name, dir, em.text);
+    pv_env_model_t *m = et_model_ok(&spec);
     pv_env_model_info(m, info);
     return m;
 }

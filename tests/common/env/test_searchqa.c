@@ -22,12 +22,7 @@ static pv_env_model_t *s_model(const char *data, uint32_t top_k, uint32_t max_st
 {
     pv_env_spec_t spec = {
         .name = "searchqa", .data_path = data, .seed = 9, .top_k = top_k, .max_steps = max_steps};
-    pv_env_model_t *m = NULL;
-    pv_errmsg_t em = {{0}};
-    pv_err_t rc = pv_env_model_new(&spec, &m, &em);
-    if (rc != PV_OK)
-        fail_msg("model: %s: %s", pv_strerror(rc), em.text);
-    return m;
+    return et_model_ok(&spec);
 }
 
 static char s_dir[256];

@@ -9,18 +9,14 @@
 #include <string.h>
 
 #include "common/env/env.h"
+#include "env_test_util.h"
 
 /* The webshop model of `data` (NULL: the generated catalogue) and seed; fails the test
  * otherwise. */
 static inline pv_env_model_t *wt_model(const char *data, uint64_t seed)
 {
     pv_env_spec_t spec = {.name = "webshop", .data_path = data, .seed = seed};
-    pv_env_model_t *m = NULL;
-    pv_errmsg_t em = {{0}};
-    pv_err_t rc = pv_env_model_new(&spec, &m, &em);
-    if (rc != PV_OK)
-        fail_msg("model: %s: %s", pv_strerror(rc), em.text);
-    return m;
+    return et_model_ok(&spec);
 }
 
 #define WT_ATOMS 80 /* purchase, type, price, <= 64 attributes, <= 8 options */
