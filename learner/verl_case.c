@@ -13,171 +13,19 @@
 #include "learner/spopp.h"
 #include "learner/triage_adv.h"
 #include "learner/vict.h"
+#include "learner/verl_case_json.h"
 #include "learner/verl_case_keys.h"
 
-#define S_MAX_VALUES 10000000u
-
-/* A (rows, L) matrix in both precisions. */
-typedef struct s_mat {
-    size_t rows, L;
-    double *d;
-    float *f;
-} s_mat_t;
-
-static void s_mat_free(s_mat_t *m)
-{
-    free(m->d);
-    free(m->f);
-    memset(m, 0, sizeof *m);
-}
-
-static pv_err_t s_alloc(s_mat_t *m, size_t rows, size_t L, pv_errmsg_t *em)
-{
-    m->rows = rows, m->L = L;
-    size_t n = rows * L > 0 ? rows * L : 1;
-    m->d = calloc(n, sizeof *m->d);
-    m->f = calloc(n, sizeof *m->f);
-    if (!m->d || !m->f)
-        return pv_errf(em, PV_ERR_NOMEM, "no memory for a %zu x %zu matrix", rows, L);
-    return PV_OK;
-}
-
-/* Read key `k` as a matrix (array of arrays) or, with `vec`, a vector (rows = n, L = 1). */
-static pv_err_t s_get_mat(const json_t *c, const char *k, bool vec, s_mat_t *m, pv_errmsg_t *em)
-{
-    const json_t *a = json_object_get(c, k);
-    if (!json_is_array(a) || json_array_size(a) == 0)
-        return pv_errf(em, PV_ERR_INVAL, "'%s' must be a non-empty array", k);
-    size_t rows = json_array_size(a), L = 1;
-    if (!vec) {
-        const json_t *r0 = json_array_get(a, 0);
-        if (!json_is_array(r0) || json_array_size(r0) == 0)
-            return pv_errf(em, PV_ERR_INVAL, "'%s' must be an array of non-empty arrays", k);
-        L = json_array_size(r0);
-    }
-    if (rows > S_MAX_VALUES / L)
-        return pv_errf(em, PV_ERR_LIMIT, "'%s' has more than %u values", k, S_MAX_VALUES);
-    pv_err_t rc = s_alloc(m, rows, L, em);
-    for (size_t i = 0; rc == PV_OK && i < rows; i++) {
-        const json_t *r = json_array_get(a, i);
-        if (vec) {
-            if (!json_is_number(r))
-                rc = pv_errf(em, PV_ERR_INVAL, "'%s'[%zu] is not a number", k, i);
-            else
-                m->d[i] = json_number_value(r);
-            continue;
-        }
-        if (!json_is_array(r) || json_array_size(r) != L) {
-            rc = pv_errf(em, PV_ERR_INVAL, "'%s' row %zu is not an array of %zu numbers", k, i, L);
-            break;
-        }
-        for (size_t t = 0; t < L; t++) {
-            const json_t *x = json_array_get(r, t);
-            if (!json_is_number(x)) {
-                rc = pv_errf(em, PV_ERR_INVAL, "'%s'[%zu][%zu] is not a number", k, i, t);
-                break;
-            }
-            m->d[i * L + t] = json_number_value(x);
-        }
-    }
-    if (rc != PV_OK) {
-        s_mat_free(m);
-        return rc;
-    }
-    for (size_t k2 = 0; k2 < rows * L; k2++)
-        m->f[k2] = (float)m->d[k2];
-    return PV_OK;
-}
-
-static pv_err_t s_same_shape(const s_mat_t *a, const s_mat_t *b, const char *na, const char *nb,
-                             pv_errmsg_t *em)
-{
-    if (a->rows != b->rows || a->L != b->L)
-        return pv_errf(em, PV_ERR_INVAL, "'%s' is %zu x %zu but '%s' is %zu x %zu", nb, b->rows,
-                       b->L, na, a->rows, a->L);
-    return PV_OK;
-}
-
-/* Group ids: equal JSON values (compared as compact text) get equal ids, numbered by first
- * occurrence. `anchors`/`alen`, when not NULL, receive the text (strings as themselves,
- * anything else as compact sorted JSON); the caller frees anchors[i]. */
-static pv_err_t s_get_ids(const json_t *c, const char *k, size_t rows, int64_t *ids, char **anchors,
-                          size_t *alen, pv_errmsg_t *em)
-{
-    const json_t *a = json_object_get(c, k);
-    if (!json_is_array(a) || json_array_size(a) != rows)
-        return pv_errf(em, PV_ERR_INVAL, "'%s' must be an array of %zu values", k, rows);
-    char **txt = calloc(rows, sizeof *txt);
-    if (!txt)
-        return pv_errf(em, PV_ERR_NOMEM, "no memory for '%s'", k);
-    pv_err_t rc = PV_OK;
-    for (size_t i = 0; i < rows && rc == PV_OK; i++) {
-        const json_t *x = json_array_get(a, i);
-        txt[i] = json_is_string(x) ? strdup(json_string_value(x))
-                                   : json_dumps(x, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-        if (!txt[i])
-            rc = pv_errf(em, PV_ERR_NOMEM, "no memory for '%s'", k);
-    }
-    for (size_t i = 0; i < rows && rc == PV_OK; i++) {
-        ids[i] = (int64_t)i;
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(txt[i], txt[j]) == 0) {
-                ids[i] = ids[j];
-                break;
-            }
-    }
-    for (size_t i = 0; i < rows && rc == PV_OK && anchors; i++) {
-        anchors[i] = txt[i];
-        alen[i] = strlen(txt[i]);
-        txt[i] = NULL;
-    }
-    for (size_t i = 0; i < rows; i++)
-        free(txt[i]);
-    free(txt);
-    return rc;
-}
-
-static json_t *s_json_mat(const s_mat_t *m, bool f32)
-{
-    json_t *a = json_array();
-    for (size_t i = 0; i < m->rows; i++) {
-        json_t *r = json_array();
-        for (size_t t = 0; t < m->L; t++)
-            json_array_append_new(r,
-                                  json_real(f32 ? (double)m->f[i * m->L + t] : m->d[i * m->L + t]));
-        json_array_append_new(a, r);
-    }
-    return a;
-}
-
-static double s_num(const json_t *c, const char *k, double dflt)
-{
-    const json_t *x = json_object_get(c, k);
-    return json_is_number(x) ? json_number_value(x) : dflt;
-}
-
-static bool s_bool(const json_t *c, const char *k, bool dflt)
-{
-    const json_t *x = json_object_get(c, k);
-    return json_is_boolean(x) ? json_is_true(x) : dflt;
-}
-
-static const char *s_str(const json_t *c, const char *k, const char *dflt)
-{
-    const json_t *x = json_object_get(c, k);
-    return json_is_string(x) ? json_string_value(x) : dflt;
-}
-
-static pv_err_t s_prover(const json_t *c, s_mat_t *adv, const s_mat_t *mask, bool f32,
+static pv_err_t s_prover(const json_t *c, pv_vc_mat_t *adv, const pv_vc_mat_t *mask, bool f32,
                          pv_errmsg_t *em)
 {
     const json_t *p = json_object_get(c, "prover");
     if (!p)
         return PV_OK;
-    pv_prover_opts_t o = {.lambda = s_num(p, "lambda", 1.0)};
-    pv_err_t rc = pv_prover_sign_parse(s_str(p, "sign", "positive"), &o.sign, em);
+    pv_prover_opts_t o = {.lambda = pv_vc_num(p, "lambda", 1.0)};
+    pv_err_t rc = pv_prover_sign_parse(pv_vc_str(p, "sign", "positive"), &o.sign, em);
     if (rc == PV_OK)
-        rc = pv_prover_apply_parse(s_str(p, "apply", "add"), &o.apply, em);
+        rc = pv_prover_apply_parse(pv_vc_str(p, "apply", "add"), &o.apply, em);
     const json_t *segs = json_object_get(p, "segments");
     if (rc == PV_OK && !json_is_array(segs))
         rc = pv_errf(em, PV_ERR_INVAL, "'prover.segments' must be an array");
@@ -189,12 +37,13 @@ static pv_err_t s_prover(const json_t *c, s_mat_t *adv, const s_mat_t *mask, boo
         return pv_errf(em, PV_ERR_NOMEM, "no memory for segments");
     for (size_t s = 0; s < n && rc == PV_OK; s++) {
         const json_t *g = json_array_get(segs, s);
-        double row = s_num(g, "row", -1), t0 = s_num(g, "t0", -1), t1 = s_num(g, "t1", -1);
+        double row = pv_vc_num(g, "row", -1), t0 = pv_vc_num(g, "t0", -1),
+               t1 = pv_vc_num(g, "t1", -1);
         if (!json_is_object(g) || row < 0 || t0 < 0 || t1 < 0 ||
             !json_is_number(json_object_get(g, "delta")))
             rc = pv_errf(em, PV_ERR_INVAL, "prover.segments[%zu] needs row, t0, t1 >= 0 and delta",
                          s);
-        sg[s] = (pv_verified_seg_t){(size_t)row, (size_t)t0, (size_t)t1, s_num(g, "delta", 0)};
+        sg[s] = (pv_verified_seg_t){(size_t)row, (size_t)t0, (size_t)t1, pv_vc_num(g, "delta", 0)};
     }
     if (rc == PV_OK)
         rc = f32 ? pv_prover_apply_f32(&o, adv->rows, adv->L, adv->f, mask->f, sg, n, NULL, em)
@@ -225,7 +74,7 @@ static pv_err_t s_counted(const json_t *c, size_t rows, const int64_t *idx, uint
     *counted = calloc(rows, 1);
     pv_err_t rc = traj && *counted ? PV_OK : pv_errf(em, PV_ERR_NOMEM, "no memory for traj_index");
     if (rc == PV_OK)
-        rc = s_get_ids(c, "traj_index", rows, traj, NULL, NULL, em);
+        rc = pv_vc_get_ids(c, "traj_index", rows, traj, NULL, NULL, em);
     if (rc == PV_OK)
         pv_adv_first_of_trajectory(rows, idx, traj, *counted);
     free(traj);
@@ -242,7 +91,7 @@ typedef enum { S_OUTCOME, S_PASSK, S_RPP, S_GIGPO, S_PGPO, S_SPOPP, S_TRIAGE, S_
 static pv_err_t s_estimator(const json_t *c, const char *estimator, pv_adv_estimator_t *est,
                             s_est_kind_t *kind, bool *prover_name, pv_errmsg_t *em)
 {
-    const char *name = estimator ? estimator : s_str(c, "adv_estimator", NULL);
+    const char *name = estimator ? estimator : pv_vc_str(c, "adv_estimator", NULL);
     bool gigpo = json_object_get(c, "step_rewards") != NULL;
     *est = PV_ADV_GRPO;
     *kind = S_OUTCOME;
@@ -269,7 +118,7 @@ static pv_err_t s_estimator(const json_t *c, const char *estimator, pv_adv_estim
     if (!name && gigpo)
         *est = PV_ADV_GIGPO;
     if (*kind == S_OUTCOME)
-        *est = pv_adv_estimator_select(*est, s_bool(c, "norm_adv_by_std_in_grpo", true));
+        *est = pv_adv_estimator_select(*est, pv_vc_bool(c, "norm_adv_by_std_in_grpo", true));
     if (*est == PV_ADV_GIGPO)
         *kind = S_GIGPO;
     if (*est == PV_ADV_PGPO)
@@ -285,30 +134,31 @@ static pv_err_t s_estimator(const json_t *c, const char *estimator, pv_adv_estim
     return PV_OK;
 }
 
-static pv_err_t s_gigpo(const json_t *c, const s_mat_t *r, const s_mat_t *m, const int64_t *idx,
-                        const uint8_t *counted, double eps, bool f32, s_mat_t *adv, pv_errmsg_t *em)
+static pv_err_t s_gigpo(const json_t *c, const pv_vc_mat_t *r, const pv_vc_mat_t *m,
+                        const int64_t *idx, const uint8_t *counted, double eps, bool f32,
+                        pv_vc_mat_t *adv, pv_errmsg_t *em)
 {
-    s_mat_t sr = {0};
+    pv_vc_mat_t sr = {0};
     int64_t *sg = calloc(r->rows, sizeof *sg);
     char **anchors = calloc(r->rows, sizeof *anchors);
     size_t *alen = calloc(r->rows, sizeof *alen);
     pv_err_t rc =
         sg && anchors && alen ? PV_OK : pv_errf(em, PV_ERR_NOMEM, "no memory for anchors");
     if (rc == PV_OK)
-        rc = s_get_mat(c, "step_rewards", true, &sr, em);
+        rc = pv_vc_get_mat(c, "step_rewards", true, &sr, em);
     if (rc == PV_OK && sr.rows != r->rows)
         rc = pv_errf(em, PV_ERR_INVAL, "'step_rewards' needs %zu values", r->rows);
     if (rc == PV_OK)
-        rc = s_get_ids(c, "anchor_obs", r->rows, sg, anchors, alen, em);
+        rc = pv_vc_get_ids(c, "anchor_obs", r->rows, sg, anchors, alen, em);
     if (rc == PV_OK)
         rc = pv_gigpo_step_groups(r->rows, (const char *const *)anchors, alen, idx,
-                                  s_bool(c, "enable_similarity", false),
-                                  s_num(c, "similarity_thresh", 0.95), sg, em);
-    const char *mode = s_str(c, "mode", "mean_norm");
+                                  pv_vc_bool(c, "enable_similarity", false),
+                                  pv_vc_num(c, "similarity_thresh", 0.95), sg, em);
+    const char *mode = pv_vc_str(c, "mode", "mean_norm");
     bool std_norm = strcmp(mode, "mean_std_norm") == 0;
     if (rc == PV_OK && !std_norm && strcmp(mode, "mean_norm") != 0)
         rc = pv_errf(em, PV_ERR_INVAL, "gigpo mode must be mean_norm or mean_std_norm");
-    double w = s_num(c, "step_advantage_w", 1.0);
+    double w = pv_vc_num(c, "step_advantage_w", 1.0);
     if (rc == PV_OK)
         rc = f32 ? pv_adv_gigpo_f32(r->rows, r->L, r->f, sr.f, m->f, idx, counted, sg, eps, w,
                                     std_norm, adv->f, em)
@@ -319,14 +169,14 @@ static pv_err_t s_gigpo(const json_t *c, const s_mat_t *r, const s_mat_t *m, con
     free(anchors);
     free(alen);
     free(sg);
-    s_mat_free(&sr);
+    pv_vc_mat_free(&sr);
     return rc;
 }
 
 /* PGPO: "step_anchors" (rows, L) strings or numbers (equal = one state within an episode
  * group; padding cells are not read), "gamma" (1), "pgpo_norm" ("std"). */
-static pv_err_t s_pgpo(const json_t *c, const s_mat_t *r, const s_mat_t *m, const int64_t *idx,
-                       double eps, s_mat_t *adv, pv_errmsg_t *em)
+static pv_err_t s_pgpo(const json_t *c, const pv_vc_mat_t *r, const pv_vc_mat_t *m,
+                       const int64_t *idx, double eps, pv_vc_mat_t *adv, pv_errmsg_t *em)
 {
     size_t rows = r->rows, L = r->L, cells = rows * L;
     const json_t *a = json_object_get(c, "step_anchors");
@@ -344,7 +194,7 @@ static pv_err_t s_pgpo(const json_t *c, const s_mat_t *r, const s_mat_t *m, cons
     }
     if (rc == PV_OK) {
         json_object_set(wrap, "step_anchors", flat);
-        rc = s_get_ids(wrap, "step_anchors", cells, ids, NULL, NULL, em);
+        rc = pv_vc_get_ids(wrap, "step_anchors", cells, ids, NULL, NULL, em);
     }
     for (size_t k = 0; rc == PV_OK && k < cells; k++) { /* one state = same text, same group */
         lab[k] = (int64_t)k;
@@ -355,10 +205,10 @@ static pv_err_t s_pgpo(const json_t *c, const s_mat_t *r, const s_mat_t *m, cons
             }
     }
     pv_pgpo_opts_t o = pv_pgpo_opts_default();
-    o.gamma = s_num(c, "gamma", 1.0);
+    o.gamma = pv_vc_num(c, "gamma", 1.0);
     o.epsilon = eps;
     if (rc == PV_OK)
-        rc = pv_pgpo_norm_parse(s_str(c, "pgpo_norm", "std"), &o.std_norm, em);
+        rc = pv_pgpo_norm_parse(pv_vc_str(c, "pgpo_norm", "std"), &o.std_norm, em);
     if (rc == PV_OK)
         rc = pv_pgpo_f64(rows, L, r->d, m->d, idx, lab, &o, adv->d, em);
     for (size_t k = 0; rc == PV_OK && k < cells; k++)
@@ -372,8 +222,8 @@ static pv_err_t s_pgpo(const json_t *c, const s_mat_t *r, const s_mat_t *m, cons
 
 /* SPO++: "task" (rows) ids, "spopp" {decay, prior_mean, prior_strength, values: {task: [S,
  * W]}}; adds "values" (rows): v(task_i) after the batch. */
-static pv_err_t s_spopp(const json_t *c, const s_mat_t *r, const s_mat_t *m, double eps,
-                        s_mat_t *adv, json_t *out, pv_errmsg_t *em)
+static pv_err_t s_spopp(const json_t *c, const pv_vc_mat_t *r, const pv_vc_mat_t *m, double eps,
+                        pv_vc_mat_t *adv, json_t *out, pv_errmsg_t *em)
 {
     size_t rows = r->rows;
     const json_t *so = json_object_get(c, "spopp");
@@ -395,9 +245,9 @@ static pv_err_t s_spopp(const json_t *c, const s_mat_t *r, const s_mat_t *m, dou
                            key);
     }
     pv_spopp_opts_t o = pv_spopp_opts_default();
-    o.decay = s_num(so, "decay", o.decay);
-    o.prior_mean = s_num(so, "prior_mean", o.prior_mean);
-    o.prior_strength = s_num(so, "prior_strength", o.prior_strength);
+    o.decay = pv_vc_num(so, "decay", o.decay);
+    o.prior_mean = pv_vc_num(so, "prior_mean", o.prior_mean);
+    o.prior_strength = pv_vc_num(so, "prior_strength", o.prior_strength);
     o.epsilon = eps;
     int64_t *ids = calloc(rows, sizeof *ids);
     char **names = calloc(rows, sizeof *names);
@@ -406,7 +256,7 @@ static pv_err_t s_spopp(const json_t *c, const s_mat_t *r, const s_mat_t *m, dou
     pv_spopp_t *t = NULL;
     pv_err_t rc = ids && names && len && keys ? PV_OK : pv_errf(em, PV_ERR_NOMEM, "no memory");
     if (rc == PV_OK)
-        rc = s_get_ids(c, "task", rows, ids, names, len, em);
+        rc = pv_vc_get_ids(c, "task", rows, ids, names, len, em);
     if (rc == PV_OK)
         rc = pv_spopp_new(&o, &t, em);
     for (size_t i = 0; rc == PV_OK && i < rows; i++)
@@ -459,8 +309,8 @@ static pv_err_t s_spopp(const json_t *c, const s_mat_t *r, const s_mat_t *m, dou
 /* TRIAGE: "state_keys" (rows, L + 1) integers (the state before each step, then the last;
  * cells past a row's steps are not read), optional "refused" (rows, L) booleans and
  * "success" (rows) booleans (default: outcome > 0), "lambda" (0.2). */
-static pv_err_t s_triage(const json_t *c, const s_mat_t *r, const s_mat_t *m, int64_t *idx,
-                         double eps, s_mat_t *adv, pv_errmsg_t *em)
+static pv_err_t s_triage(const json_t *c, const pv_vc_mat_t *r, const pv_vc_mat_t *m, int64_t *idx,
+                         double eps, pv_vc_mat_t *adv, pv_errmsg_t *em)
 {
     size_t rows = r->rows, L = r->L;
     const json_t *keys = json_object_get(c, "state_keys"), *ref = json_object_get(c, "refused"),
@@ -502,7 +352,7 @@ static pv_err_t s_triage(const json_t *c, const s_mat_t *r, const s_mat_t *m, in
                             .state_keys = kb + i * (L + 1)};
     }
     pv_triage_opts_t o = pv_triage_opts_default();
-    o.lambda = s_num(c, "lambda", o.lambda);
+    o.lambda = pv_vc_num(c, "lambda", o.lambda);
     o.epsilon = eps;
     pv_batch_t b = {.rows = rows,
                     .L = L,
@@ -547,8 +397,8 @@ static pv_err_t s_vict_lists(const json_t *c, const char *key, size_t i, size_t 
 /* VICT: "goal_made" (rows, L) arrays of goal-atom ids each step made true, optional
  * "goal_unmade" (made false) and "deps" (earlier steps each step depended on), "success"
  * (rows; default outcome > 0), "split" ("conserve"), "failed" ("all"). */
-static pv_err_t s_vict(const json_t *c, const s_mat_t *r, const s_mat_t *m, int64_t *idx,
-                       double eps, s_mat_t *adv, pv_errmsg_t *em)
+static pv_err_t s_vict(const json_t *c, const pv_vc_mat_t *r, const pv_vc_mat_t *m, int64_t *idx,
+                       double eps, pv_vc_mat_t *adv, pv_errmsg_t *em)
 {
     size_t rows = r->rows, L = r->L;
     const char *lists[3] = {"goal_made", "goal_unmade", "deps"};
@@ -563,8 +413,8 @@ static pv_err_t s_vict(const json_t *c, const s_mat_t *r, const s_mat_t *m, int6
         return pv_errf(em, PV_ERR_INVAL, "'success' needs %zu rows", rows);
     pv_vict_opts_t o = pv_vict_opts_default();
     o.epsilon = eps;
-    if (pv_vict_split_parse(s_str(c, "split", "conserve"), &o.split, em) != PV_OK ||
-        pv_vict_failed_parse(s_str(c, "failed", "all"), &o.failed, em) != PV_OK)
+    if (pv_vict_split_parse(pv_vc_str(c, "split", "conserve"), &o.split, em) != PV_OK ||
+        pv_vict_failed_parse(pv_vc_str(c, "failed", "all"), &o.failed, em) != PV_OK)
         return PV_ERR_INVAL;
     pv_traj_t *tr = calloc(rows, sizeof *tr);
     pv_env_trace_t *tb = calloc(rows * L + 1, sizeof *tb);
@@ -620,7 +470,7 @@ static pv_err_t s_vict(const json_t *c, const s_mat_t *r, const s_mat_t *m, int6
 static pv_err_t s_advantage(const json_t *c, const char *estimator, bool f32, json_t *out,
                             pv_errmsg_t *em)
 {
-    s_mat_t r = {0}, m = {0}, adv = {0}, ret = {0};
+    pv_vc_mat_t r = {0}, m = {0}, adv = {0}, ret = {0};
     int64_t *idx = NULL;
     uint8_t *counted = NULL;
     pv_adv_estimator_t est;
@@ -638,21 +488,21 @@ static pv_err_t s_advantage(const json_t *c, const char *estimator, bool f32, js
     if (rc == PV_OK)
         rc = pv_verl_case_check_keys(c, vc[kind], what, em);
     if (rc == PV_OK)
-        rc = s_get_mat(c, "token_level_rewards", false, &r, em);
+        rc = pv_vc_get_mat(c, "token_level_rewards", false, &r, em);
     if (rc == PV_OK)
-        rc = s_get_mat(c, "response_mask", false, &m, em);
+        rc = pv_vc_get_mat(c, "response_mask", false, &m, em);
     if (rc == PV_OK)
-        rc = s_same_shape(&r, &m, "token_level_rewards", "response_mask", em);
+        rc = pv_vc_same_shape(&r, &m, "token_level_rewards", "response_mask", em);
     if (rc == PV_OK)
-        rc = s_alloc(&adv, r.rows, r.L, em);
+        rc = pv_vc_alloc(&adv, r.rows, r.L, em);
     if (rc == PV_OK && !(idx = calloc(r.rows, sizeof *idx)))
         rc = pv_errf(em, PV_ERR_NOMEM, "no memory for index");
     bool no_index = kind == S_RPP || kind == S_SPOPP; /* index optional */
     if (rc == PV_OK && (!no_index || json_object_get(c, "index")))
-        rc = s_get_ids(c, "index", r.rows, idx, NULL, NULL, em);
+        rc = pv_vc_get_ids(c, "index", r.rows, idx, NULL, NULL, em);
     if (rc == PV_OK && !no_index)
         rc = s_counted(c, r.rows, idx, &counted, em);
-    double eps = s_num(c, "epsilon", 1e-6);
+    double eps = pv_vc_num(c, "epsilon", 1e-6);
     if (rc == PV_OK && kind == S_GIGPO) {
         rc = s_gigpo(c, &r, &m, idx, counted, eps, f32, &adv, em);
     } else if (rc == PV_OK && kind == S_PGPO) {
@@ -664,12 +514,12 @@ static pv_err_t s_advantage(const json_t *c, const char *estimator, bool f32, js
     } else if (rc == PV_OK && kind == S_SPOPP) {
         rc = s_spopp(c, &r, &m, eps, &adv, out, em);
     } else if (rc == PV_OK && kind == S_PASSK) {
-        bool norm = s_bool(c, "norm_adv_by_std_in_grpo", true);
+        bool norm = pv_vc_bool(c, "norm_adv_by_std_in_grpo", true);
         rc = f32 ? pv_adv_grpo_passk_f32(norm, eps, r.rows, r.L, r.f, m.f, idx, counted, adv.f, em)
                  : pv_adv_grpo_passk_f64(norm, eps, r.rows, r.L, r.d, m.d, idx, counted, adv.d, em);
     } else if (rc == PV_OK && kind == S_RPP) {
-        double gamma = s_num(c, "gamma", 1.0); /* verl's algorithm.gamma */
-        rc = s_alloc(&ret, r.rows, r.L, em);
+        double gamma = pv_vc_num(c, "gamma", 1.0); /* verl's algorithm.gamma */
+        rc = pv_vc_alloc(&ret, r.rows, r.L, em);
         if (rc == PV_OK)
             rc = f32 ? pv_adv_reinforce_pp_f32(gamma, r.rows, r.L, r.f, m.f, adv.f, ret.f, em)
                      : pv_adv_reinforce_pp_f64(gamma, r.rows, r.L, r.d, m.d, adv.d, ret.d, em);
@@ -682,60 +532,60 @@ static pv_err_t s_advantage(const json_t *c, const char *estimator, bool f32, js
     if (rc == PV_OK)
         rc = s_prover(c, &adv, &m, f32, em);
     if (rc == PV_OK) {
-        json_object_set_new(out, "advantages", s_json_mat(&adv, f32));
-        json_object_set_new(out, "returns", s_json_mat(kind == S_RPP ? &ret : &adv, f32));
+        json_object_set_new(out, "advantages", pv_vc_json_mat(&adv, f32));
+        json_object_set_new(out, "returns", pv_vc_json_mat(kind == S_RPP ? &ret : &adv, f32));
         char name[64];
         snprintf(name, sizeof name, "%s%s", label, has_prover && !prover_name ? "+prover" : "");
         json_object_set_new(out, "estimator", json_string(name));
     }
     free(counted);
     free(idx);
-    s_mat_free(&r);
-    s_mat_free(&m);
-    s_mat_free(&adv);
-    s_mat_free(&ret);
+    pv_vc_mat_free(&r);
+    pv_vc_mat_free(&m);
+    pv_vc_mat_free(&adv);
+    pv_vc_mat_free(&ret);
     return rc;
 }
 
 static pv_err_t s_agg_opts(const json_t *c, pv_agg_opts_t *a, pv_errmsg_t *em)
 {
     memset(a, 0, sizeof *a);
-    a->dp_size = (int)s_num(c, "dp_size", 1);
-    a->batch_num_tokens = s_num(c, "batch_num_tokens", 0);
-    a->global_batch_size = s_num(c, "global_batch_size", 0);
-    a->loss_scale_factor = s_num(c, "loss_scale_factor", 0);
-    return pv_loss_agg_parse(s_str(c, "loss_agg_mode", "token-mean"), &a->mode, em);
+    a->dp_size = (int)pv_vc_num(c, "dp_size", 1);
+    a->batch_num_tokens = pv_vc_num(c, "batch_num_tokens", 0);
+    a->global_batch_size = pv_vc_num(c, "global_batch_size", 0);
+    a->loss_scale_factor = pv_vc_num(c, "loss_scale_factor", 0);
+    return pv_loss_agg_parse(pv_vc_str(c, "loss_agg_mode", "token-mean"), &a->mode, em);
 }
 
 static pv_err_t s_pg_loss(const json_t *c, bool f32, json_t *out, pv_errmsg_t *em)
 {
-    s_mat_t old = {0}, lp = {0}, adv = {0}, m = {0}, g = {0};
+    pv_vc_mat_t old = {0}, lp = {0}, adv = {0}, m = {0}, g = {0};
     const json_t *cfg = json_object_get(c, "config");
     pv_err_t rc = pv_verl_case_check_keys(c, PV_VC_PG_LOSS, "policy loss", em);
     if (rc != PV_OK)
         return rc;
     pv_pg_opts_t o = pv_pg_opts_default();
-    o.clip_ratio = s_num(cfg, "clip_ratio", 0.2);
-    o.clip_ratio_low = s_num(cfg, "clip_ratio_low", -1);
-    o.clip_ratio_high = s_num(cfg, "clip_ratio_high", -1);
-    o.clip_ratio_c = s_num(cfg, "clip_ratio_c", 3.0);
+    o.clip_ratio = pv_vc_num(cfg, "clip_ratio", 0.2);
+    o.clip_ratio_low = pv_vc_num(cfg, "clip_ratio_low", -1);
+    o.clip_ratio_high = pv_vc_num(cfg, "clip_ratio_high", -1);
+    o.clip_ratio_c = pv_vc_num(cfg, "clip_ratio_c", 3.0);
     rc = s_agg_opts(c, &o.agg, em);
     if (rc == PV_OK)
-        rc = s_get_mat(c, "old_log_prob", false, &old, em);
+        rc = pv_vc_get_mat(c, "old_log_prob", false, &old, em);
     if (rc == PV_OK)
-        rc = s_get_mat(c, "log_prob", false, &lp, em);
+        rc = pv_vc_get_mat(c, "log_prob", false, &lp, em);
     if (rc == PV_OK)
-        rc = s_get_mat(c, "advantages", false, &adv, em);
+        rc = pv_vc_get_mat(c, "advantages", false, &adv, em);
     if (rc == PV_OK)
-        rc = s_get_mat(c, "response_mask", false, &m, em);
+        rc = pv_vc_get_mat(c, "response_mask", false, &m, em);
     if (rc == PV_OK)
-        rc = s_same_shape(&old, &lp, "old_log_prob", "log_prob", em);
+        rc = pv_vc_same_shape(&old, &lp, "old_log_prob", "log_prob", em);
     if (rc == PV_OK)
-        rc = s_same_shape(&old, &adv, "old_log_prob", "advantages", em);
+        rc = pv_vc_same_shape(&old, &adv, "old_log_prob", "advantages", em);
     if (rc == PV_OK)
-        rc = s_same_shape(&old, &m, "old_log_prob", "response_mask", em);
+        rc = pv_vc_same_shape(&old, &m, "old_log_prob", "response_mask", em);
     if (rc == PV_OK)
-        rc = s_alloc(&g, old.rows, old.L, em);
+        rc = pv_vc_alloc(&g, old.rows, old.L, em);
     pv_pg_metrics_t met;
     double loss = 0;
     if (rc == PV_OK && f32) {
@@ -752,94 +602,94 @@ static pv_err_t s_pg_loss(const json_t *c, bool f32, json_t *out, pv_errmsg_t *e
         json_object_set_new(mt, "actor/ppo_kl", json_real(met.ppo_kl));
         json_object_set_new(mt, "actor/pg_clipfrac_lower", json_real(met.pg_clipfrac_lower));
         json_object_set_new(out, "metrics", mt);
-        json_object_set_new(out, "grad_wrt_log_prob", s_json_mat(&g, f32));
+        json_object_set_new(out, "grad_wrt_log_prob", pv_vc_json_mat(&g, f32));
     }
-    s_mat_free(&old);
-    s_mat_free(&lp);
-    s_mat_free(&adv);
-    s_mat_free(&m);
-    s_mat_free(&g);
+    pv_vc_mat_free(&old);
+    pv_vc_mat_free(&lp);
+    pv_vc_mat_free(&adv);
+    pv_vc_mat_free(&m);
+    pv_vc_mat_free(&g);
     return rc;
 }
 
 static pv_err_t s_agg(const json_t *c, bool f32, json_t *out, pv_errmsg_t *em)
 {
-    s_mat_t l = {0}, m = {0};
+    pv_vc_mat_t l = {0}, m = {0};
     pv_agg_opts_t o;
     pv_err_t rc = pv_verl_case_check_keys(c, PV_VC_AGG, "loss aggregation", em);
     if (rc == PV_OK)
         rc = s_agg_opts(c, &o, em);
     if (rc == PV_OK)
-        rc = s_get_mat(c, "loss_mat", false, &l, em);
+        rc = pv_vc_get_mat(c, "loss_mat", false, &l, em);
     if (rc == PV_OK)
-        rc = s_get_mat(c, "loss_mask", false, &m, em);
+        rc = pv_vc_get_mat(c, "loss_mask", false, &m, em);
     if (rc == PV_OK)
-        rc = s_same_shape(&l, &m, "loss_mat", "loss_mask", em);
+        rc = pv_vc_same_shape(&l, &m, "loss_mat", "loss_mask", em);
     if (rc == PV_OK)
         json_object_set_new(out, "loss",
                             json_real(f32 ? (double)pv_agg_loss_f32(&o, l.rows, l.L, l.f, m.f, NULL)
                                           : pv_agg_loss_f64(&o, l.rows, l.L, l.d, m.d, NULL)));
-    s_mat_free(&l);
-    s_mat_free(&m);
+    pv_vc_mat_free(&l);
+    pv_vc_mat_free(&m);
     return rc;
 }
 
 static pv_err_t s_kl(const json_t *c, bool f32, json_t *out, pv_errmsg_t *em)
 {
-    s_mat_t lp = {0}, ref = {0}, kl = {0}, g = {0};
+    pv_vc_mat_t lp = {0}, ref = {0}, kl = {0}, g = {0};
     pv_kl_spec_t spec;
     pv_err_t rc = pv_verl_case_check_keys(c, PV_VC_KL, "kl penalty", em);
     if (rc == PV_OK)
-        rc = pv_kl_parse(s_str(c, "kl_penalty", "kl"), &spec, em);
+        rc = pv_kl_parse(pv_vc_str(c, "kl_penalty", "kl"), &spec, em);
     if (rc == PV_OK)
-        rc = s_get_mat(c, "logprob", false, &lp, em);
+        rc = pv_vc_get_mat(c, "logprob", false, &lp, em);
     if (rc == PV_OK)
-        rc = s_get_mat(c, "ref_logprob", false, &ref, em);
+        rc = pv_vc_get_mat(c, "ref_logprob", false, &ref, em);
     if (rc == PV_OK)
-        rc = s_same_shape(&lp, &ref, "logprob", "ref_logprob", em);
+        rc = pv_vc_same_shape(&lp, &ref, "logprob", "ref_logprob", em);
     if (rc == PV_OK)
-        rc = s_alloc(&kl, lp.rows, lp.L, em);
+        rc = pv_vc_alloc(&kl, lp.rows, lp.L, em);
     if (rc == PV_OK)
-        rc = s_alloc(&g, lp.rows, lp.L, em);
+        rc = pv_vc_alloc(&g, lp.rows, lp.L, em);
     if (rc == PV_OK) {
         size_t n = lp.rows * lp.L;
         if (f32)
             pv_kl_f32(spec, n, lp.f, ref.f, kl.f, g.f);
         else
             pv_kl_f64(spec, n, lp.d, ref.d, kl.d, g.d);
-        json_object_set_new(out, "kl", s_json_mat(&kl, f32));
-        json_object_set_new(out, "grad_wrt_logprob_of_sum", s_json_mat(&g, f32));
+        json_object_set_new(out, "kl", pv_vc_json_mat(&kl, f32));
+        json_object_set_new(out, "grad_wrt_logprob_of_sum", pv_vc_json_mat(&g, f32));
     }
-    s_mat_free(&lp);
-    s_mat_free(&ref);
-    s_mat_free(&kl);
-    s_mat_free(&g);
+    pv_vc_mat_free(&lp);
+    pv_vc_mat_free(&ref);
+    pv_vc_mat_free(&kl);
+    pv_vc_mat_free(&g);
     return rc;
 }
 
 static pv_err_t s_returns(const json_t *c, json_t *out, pv_errmsg_t *em)
 {
-    s_mat_t r = {0}, ret = {0};
+    pv_vc_mat_t r = {0}, ret = {0};
     int64_t *uid = NULL;
     pv_err_t rc = pv_verl_case_check_keys(c, PV_VC_RETURNS, "step returns", em);
     if (rc == PV_OK)
-        rc = s_get_mat(c, "rewards", true, &r, em);
+        rc = pv_vc_get_mat(c, "rewards", true, &r, em);
     if (rc == PV_OK)
-        rc = s_alloc(&ret, r.rows, 1, em);
+        rc = pv_vc_alloc(&ret, r.rows, 1, em);
     if (rc == PV_OK && !(uid = calloc(r.rows, sizeof *uid)))
         rc = pv_errf(em, PV_ERR_NOMEM, "no memory for traj_uid");
     if (rc == PV_OK)
-        rc = s_get_ids(c, "traj_uid", r.rows, uid, NULL, NULL, em);
+        rc = pv_vc_get_ids(c, "traj_uid", r.rows, uid, NULL, NULL, em);
     if (rc == PV_OK) {
-        pv_step_discounted_returns(r.rows, r.f, uid, s_num(c, "gamma", 0.95), ret.f);
+        pv_step_discounted_returns(r.rows, r.f, uid, pv_vc_num(c, "gamma", 0.95), ret.f);
         json_t *a = json_array();
         for (size_t i = 0; i < r.rows; i++)
             json_array_append_new(a, json_real(ret.f[i]));
         json_object_set_new(out, "step_returns", a);
     }
     free(uid);
-    s_mat_free(&r);
-    s_mat_free(&ret);
+    pv_vc_mat_free(&r);
+    pv_vc_mat_free(&ret);
     return rc;
 }
 
@@ -855,13 +705,13 @@ static pv_err_t s_step_groups(const json_t *c, json_t *out, pv_errmsg_t *em)
     if (rc == PV_OK)
         rc = pv_verl_case_check_keys(c, PV_VC_STEP_GROUPS, "step groups", em);
     if (rc == PV_OK)
-        rc = s_get_ids(c, "index", rows, idx, NULL, NULL, em);
+        rc = pv_vc_get_ids(c, "index", rows, idx, NULL, NULL, em);
     if (rc == PV_OK)
-        rc = s_get_ids(c, "anchor_obs", rows, lab, anchors, alen, em);
+        rc = pv_vc_get_ids(c, "anchor_obs", rows, lab, anchors, alen, em);
     if (rc == PV_OK)
         rc = pv_gigpo_step_groups(rows, (const char *const *)anchors, alen, idx,
-                                  s_bool(c, "enable_similarity", false),
-                                  s_num(c, "similarity_thresh", 0.95), lab, em);
+                                  pv_vc_bool(c, "enable_similarity", false),
+                                  pv_vc_num(c, "similarity_thresh", 0.95), lab, em);
     if (rc == PV_OK) {
         json_t *a = json_array();
         for (size_t i = 0; i < rows; i++)
