@@ -150,14 +150,14 @@ static void s_table(FILE *f, const pv_eg_t *g, const pv_eg_env_t *e)
             e->updates, steps, target, PV_EG_TAIL);
     for (size_t c = 0; c < e->n_configs; c++) {
         const pv_eg_config_t *cf = &e->configs[c];
-        char cells[12][96];
+        char cells[12][128];
         s_cell(cells[0], sizeof cells[0], &cf->final_success, S_RATE);
         s_cell(cells[1], sizeof cells[1], &cf->at_updates, S_RATE);
         s_cell(cells[2], sizeof cells[2], &cf->at_steps, S_RATE);
         if (cf->to_target.n == 0)
             snprintf(cells[3], sizeof cells[3], "not reached");
         else {
-            char s[64];
+            char s[72]; /* two 31-character numbers and " ± " */
             s_cell(s, sizeof s, &cf->to_target, S_STEPS);
             snprintf(cells[3], sizeof cells[3], "%s (%zu/%zu)", s, cf->to_target.n, cf->n_ok);
         }
