@@ -13,8 +13,8 @@
 
 static const char *const s_env_order[] = {"alfworld", "webshop", "searchqa", NULL};
 static const char *const s_config_order[] = {
-    "grpo",   "grpo-matched", "gigpo",  "pgpo",   "spopp",      "triage", "vict",
-    "prover", "contrast",     "random", "oracle", "exhaustive", NULL};
+    "grpo",   "grpo-matched", "gigpo", "pgpo",   "spopp",  "triage",     "vict",
+    "prover", "contrast",     "reuse", "random", "oracle", "exhaustive", NULL};
 
 static int s_rank(const char *name, const char *const *order)
 {

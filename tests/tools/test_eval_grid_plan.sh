@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# cluster/eval-grid's protocols and configuration list without running a job (--dry-run):
+# the paper protocol (issue 19) gives every run 16 groups per update, ALFWorld's default
+# rooms with all six task types and 50 steps from a behaviour-cloning start, 10 seeds on
+# ALFWorld and 5 elsewhere, 100 updates; the small protocol keeps the first grids' settings;
+# --configs all names every configuration with grpo-matched after the runs it is matched
+# to; each run's arguments are accepted by prover-config and give the settings named; a dry
+# run creates nothing; a bad protocol exits 2. Exit 0 pass, 1 fail.
+set -u
+src=${PV_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${PV_BUILD_DIR:-$src/build}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+cd "$src"
+grid() { cluster/eval-grid --build "$build" --out "$tmp" --name g --dry-run "$@"; }
+get() { # run line -> value of key $2 as prover-config resolves the run's arguments
+  local args
+  args=${1#*: }
+  # shellcheck disable=SC2086 # a word list
+  "$build/bin/prover-config" $args --get "$2"
+}
+
+out=$(grid --envs alfworld,webshop,searchqa --configs grpo,contrast) || fail "paper dry run failed: $out"
+[ ! -e "$tmp/g" ] || fail "a dry run created $tmp/g"
+echo "$out" | head -n 1 | grep -q "protocol paper" || fail "the default protocol is not paper: $(echo "$out" | head -n 1)"
+n_alf=$(echo "$out" | grep -c '^alfworld grpo seed')
+[ "$n_alf" -eq 10 ] || fail "paper: $n_alf alfworld seeds, want 10"
+for e in webshop searchqa; do
+  d=../shared/data/$e
+  [ -d "$d" ] || continue
+  n=$(echo "$out" | grep -c "^$e contrast seed")
+  [ "$n" -eq 5 ] || fail "paper: $n $e seeds, want 5"
+  line=$(echo "$out" | grep -m1 "^$e grpo seed 1:")
+  [ "$(get "$line" learner.batch_groups)" = 16 ] || fail "paper $e: batch_groups $(get "$line" learner.batch_groups)"
+  [ "$(get "$line" run.iterations)" = 100 ] || fail "paper $e: iterations"
+done
+line=$(echo "$out" | grep -m1 '^alfworld contrast seed 3:') || fail "no alfworld contrast seed 3"
+for kv in learner.batch_groups=16 env.max_steps=50 env.gen_task_types=0 env.gen_receptacles=0 \
+  env.gen_distractors=0 learner.bc_episodes=400 learner.bc_epochs=10 run.iterations=100 run.seed=3 \
+  actor.group_size=8 algorithm.adv_estimator=prover prover.judge=contrast prover.k=8 prover.max_segments=1 prover.sign=positive \
+  prover.max_segment_turns=4 prover.lambda=1 prover.min_successes=1 prover.max_successes=3; do
+  k=${kv%%=*}
+  v=$(get "$line" "$k") || fail "prover-config refused the paper run's arguments or key $k"
+  awk -v a="$v" -v b="${kv#*=}" 'BEGIN { n = "^-?[0-9.]+$"; exit !(a == b || (a ~ n && b ~ n && a + 0 == b + 0)) }' || fail "paper alfworld: $k is $v, want ${kv#*=}"
+done
+
+out=$(grid --protocol small --envs alfworld --configs grpo) || fail "small dry run failed"
+[ "$(echo "$out" | grep -c '^alfworld grpo seed')" -eq 3 ] || fail "small: not 3 seeds"
+line=$(echo "$out" | grep -m1 '^alfworld grpo seed 1:')
+for kv in learner.batch_groups=8 env.max_steps=30 env.gen_task_types=2 run.iterations=80 learner.bc_episodes=0; do
+  v=$(get "$line" "${kv%%=*}") || fail "prover-config refused the small run's arguments"
+  [ "$v" = "${kv#*=}" ] || fail "small alfworld: ${kv%%=*} is $v, want ${kv#*=}"
+done
+
+out=$(grid --envs alfworld --configs all --seeds 1) || fail "--configs all failed"
+got=$(echo "$out" | sed -n 's/^alfworld \([a-z-]*\) seed 1:.*/\1/p' | tr '\n' ' ')
+want="grpo contrast grpo-matched gigpo random oracle exhaustive reuse pgpo spopp vict triage "
+[ "$got" = "$want" ] || fail "--configs all: '$got', want '$want'"
+line=$(echo "$out" | grep -m1 '^alfworld reuse seed 1:')
+[ "$(get "$line" prover.reuse_continuations)" = true ] || fail "reuse does not set prover.reuse_continuations"
+
+grid --protocol huge > /dev/null 2>&1
+[ $? -eq 2 ] || fail "an unknown protocol does not exit 2"
+echo "ok"
