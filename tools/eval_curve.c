@@ -33,7 +33,15 @@ static pv_err_t s_push(pv_ev_point_t **a, size_t *n, size_t *cap, pv_ev_point_t 
 typedef struct s_read_ctx {
     pv_ev_run_t *r;
     size_t cap_eval, cap_train;
+    double verified, positive; /* segments so far */
 } s_read_ctx_t;
+
+/* A per-iteration count of a train line (0 when absent or not a count). */
+static double s_count(const json_t *o, const char *key)
+{
+    double v = s_num(o, key);
+    return isfinite(v) && v > 0 ? v : 0.0;
+}
 
 /* One line of metrics.jsonl onto the curves (lines that are not objects are skipped). */
 static pv_err_t s_metrics_line(const json_t *o, size_t lineno, const char *why, void *ctx_)
@@ -54,8 +62,13 @@ static pv_err_t s_metrics_line(const json_t *o, size_t lineno, const char *why, 
         return s_push(&r->eval, &r->n_eval, &ctx->cap_eval, p);
     }
     if (ok && strcmp(kind, "train") == 0 && isfinite(p.rollout) && isfinite(p.verify) &&
-        isfinite(p.reward))
+        isfinite(p.reward)) {
+        ctx->verified += s_count(o, "segments_verified");
+        ctx->positive += s_count(o, "segments_positive");
+        p.verified = ctx->verified;
+        p.positive = ctx->positive;
         return s_push(&r->train, &r->n_train, &ctx->cap_train, p);
+    }
     return PV_OK;
 }
 
@@ -204,6 +217,8 @@ pv_err_t pv_ev_mean_curve(const pv_ev_point_t *const *curves, const size_t *lens
             m->rollout += curves[r][i].rollout / (double)n_runs;
             m->verify += curves[r][i].verify / (double)n_runs;
             m->reward += curves[r][i].reward / (double)n_runs;
+            m->verified += curves[r][i].verified / (double)n_runs;
+            m->positive += curves[r][i].positive / (double)n_runs;
         }
     }
     *n_out = n;

@@ -8,8 +8,10 @@
  *          training), with the environment steps spent so far (total_env_steps: rollouts and
  *          verification together);
  *   train  the sampled training success of every kind "train" line, with the cumulative
- *          rollout and verification steps (cum_rollout_env_steps, cum_verify_env_steps) and
- *          the batch's mean reward (WebShop's graded score).
+ *          rollout and verification steps (cum_rollout_env_steps, cum_verify_env_steps),
+ *          the batch's mean reward (WebShop's graded score) and the segments verified and
+ *          accepted so far (segments_verified and segments_positive summed; a line without
+ *          them adds 0).
  * Comparisons interpolate linearly between the points of a curve: success at a given
  * learner update, success at a given environment-step count, and the environment steps at
  * which the curve first reaches a target success rate.
@@ -30,6 +32,10 @@ typedef struct pv_ev_point {
     double rollout;   /* cum_rollout_env_steps (train points; 0 for eval points) */
     double verify;    /* cum_verify_env_steps (train points; 0 for eval points) */
     double reward;    /* mean_reward of the batch (train points; 0 for eval points) */
+    double verified;  /* segments verified so far: the sum of segments_verified over the train
+                         lines up to this one (train points; 0 for eval points) */
+    double positive;  /* of them with a positive delta (segments_positive, summed likewise);
+                         positive / verified is the run's acceptance rate so far */
 } pv_ev_point_t;
 
 typedef struct pv_ev_run {
@@ -82,8 +88,8 @@ void pv_ev_mean_std(const double *x, size_t n, double *mean, double *std, size_t
 double pv_ev_tail_reward(const pv_ev_point_t *p, size_t n, size_t last);
 
 /* The mean curve of n_runs curves: point i is the mean (of iteration, env_steps, success,
- * rollout, verify, reward) of every curve's point i, for i below the shortest curve's length.
- * curves[r] has lens[r] points. *out (malloc'ed, caller frees) gets *n_out points.
+ * rollout, verify, reward, verified, positive) of every curve's point i, for i below the shortest
+ * curve's length. curves[r] has lens[r] points. *out (malloc'ed, caller frees) gets *n_out points.
  * Errors: PV_ERR_NOMEM. */
 pv_err_t pv_ev_mean_curve(const pv_ev_point_t *const *curves, const size_t *lens, size_t n_runs,
                           pv_ev_point_t **out, size_t *n_out);

@@ -347,3 +347,19 @@ void pv_eg_destroy(pv_eg_t **gp)
     free(g);
     *gp = NULL;
 }
+
+bool pv_eg_config_verifies(const pv_eg_config_t *c)
+{
+    for (size_t r = 0; r < c->n_ok; r++)
+        if (c->runs[r].n_train > 0 && c->runs[r].train[c->runs[r].n_train - 1].verified > 0)
+            return true;
+    return false;
+}
+
+bool pv_eg_env_verifies(const pv_eg_env_t *e)
+{
+    for (size_t c = 0; c < e->n_configs; c++)
+        if (pv_eg_config_verifies(&e->configs[c]))
+            return true;
+    return false;
+}

@@ -90,9 +90,17 @@ pv_err_t pv_eg_load(const char *dir, double target, pv_eg_t **out, pv_errmsg_t *
 
 void pv_eg_destroy(pv_eg_t **g);
 
+/* Whether a finished run of configuration c verified a segment (its acceptance curve
+ * exists), and whether any configuration of environment e did. */
+bool pv_eg_config_verifies(const pv_eg_config_t *c);
+bool pv_eg_env_verifies(const pv_eg_env_t *e);
+
 /* The mean curves over seeds (pv_ev_mean_curve of the eval and of the train points) as
  * dir/ENV/CONFIG/mean.jsonl, in the learner's metrics format (kind "eval" and "train"
- * lines) so prover-plot draws them. Errors: PV_ERR_IO, PV_ERR_NOMEM. */
+ * lines) so prover-plot draws them. A train line whose configuration has verified a
+ * segment by then also gets acceptance_rate_cum: the accepted segments so far over the
+ * verified ones, both means over the seeds (so pooled, not a mean of per-seed rates).
+ * Errors: PV_ERR_IO, PV_ERR_NOMEM. */
 pv_err_t pv_eg_write_means(const pv_eg_t *g, const char *dir, pv_errmsg_t *em);
 
 /* dir/results.md: per environment a Markdown table (one row per configuration), the

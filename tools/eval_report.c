@@ -26,6 +26,8 @@ static void s_write_points(FILE *f, const char *kind, const pv_ev_point_t *p, si
                     ",\"cum_rollout_env_steps\":%.17g,\"cum_verify_env_steps\":%.17g,"
                     "\"mean_reward\":%.17g",
                     p[i].rollout, p[i].verify, p[i].reward);
+        if (strcmp(kind, "train") == 0 && p[i].verified > 0) /* pooled over the seeds */
+            fprintf(f, ",\"acceptance_rate_cum\":%.17g", p[i].positive / p[i].verified);
         fprintf(f, "}\n");
     }
 }
@@ -196,6 +198,8 @@ static void s_env_section(FILE *f, const pv_eg_t *g, const pv_eg_env_t *e, int p
                 "![%s: success vs environment steps](%s-success-vs-env-steps.png)\n"
                 "![%s: verification cost](%s-verification-cost.png)\n",
                 e->name, e->name, e->name, e->name, e->name, e->name);
+    if (plots && pv_eg_env_verifies(e))
+        fprintf(f, "![%s: acceptance rate](%s-acceptance.png)\n", e->name, e->name);
 }
 
 pv_err_t pv_eg_write_markdown(const pv_eg_t *g, const char *dir, const char *command, int plots,

@@ -120,23 +120,29 @@ static int s_plot(char **argv)
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
-/* The three plots of one environment. Returns the failures. */
+/* The four plots of one environment (the acceptance plot only when a configuration
+ * verified segments). Returns the failures. */
 static int s_plots(const char *grid, const pv_eg_env_t *e)
 {
-    char out[3][PATH_MAX], title[3][512], args[PV_EG_MAX_CONFIGS][PATH_MAX + 64];
+    char out[4][PATH_MAX], title[4][512], args[PV_EG_MAX_CONFIGS][PATH_MAX + 64];
     int failed = 0;
     for (size_t c = 0; c < e->n_configs; c++)
         snprintf(args[c], sizeof args[c], "%s/%s/%s/mean.jsonl=%s", grid, e->name,
                  e->configs[c].name, e->configs[c].name);
-    static const char *const files[3] = {"success-vs-updates", "success-vs-env-steps",
-                                         "verification-cost"};
-    static const char *const what[3] = {"greedy held-out success vs learner updates",
-                                        "greedy held-out success vs environment steps",
-                                        "rollout and verification environment steps"};
-    for (int p = 0; p < 3; p++) {
+    static const char *const files[4] = {"success-vs-updates", "success-vs-env-steps",
+                                         "verification-cost", "acceptance"};
+    static const char *const what[4] = {
+        "greedy held-out success vs learner updates",
+        "greedy held-out success vs environment steps",
+        "rollout and verification environment steps",
+        "acceptance rate so far (verified segments with a positive delta) vs learner updates"};
+    bool any_verified = pv_eg_env_verifies(e);
+    for (int p = 0; p < 4; p++) {
+        if (p == 3 && !any_verified)
+            break;
         snprintf(out[p], sizeof out[p], "%s/%s-%s.png", grid, e->name, files[p]);
         snprintf(title[p], sizeof title[p], "%s: %s (mean over seeds)", e->name, what[p]);
-        char *argv[10 + PV_EG_MAX_CONFIGS];
+        char *argv[14 + PV_EG_MAX_CONFIGS];
         int a = 1;
         argv[a++] = "-o";
         argv[a++] = out[p];
@@ -149,11 +155,18 @@ static int s_plots(const char *grid, const pv_eg_env_t *e)
             argv[a++] = p == 0 ? "iteration" : "total_env_steps";
             if (p == 1 && e->steps_max > 10.0 * e->steps)
                 argv[a++] = "--logx"; /* exhaustive verification: an order of magnitude more */
-        } else {
+        } else if (p == 2) {
             argv[a++] = "--cost";
+        } else {
+            argv[a++] = "--metric";
+            argv[a++] = "acceptance_rate_cum";
+            argv[a++] = "--series";
+            argv[a++] = "train";
+            argv[a++] = "--x";
+            argv[a++] = "iteration";
         }
         for (size_t c = 0; c < e->n_configs; c++)
-            if (e->configs[c].n_ok > 0)
+            if (e->configs[c].n_ok > 0 && (p < 3 || pv_eg_config_verifies(&e->configs[c])))
                 argv[a++] = args[c];
         argv[a] = NULL;
         if (s_plot(argv) != 0) {

@@ -77,9 +77,10 @@ static void test_mean_std(void **state)
 static void test_mean_curve(void **state)
 {
     (void)state;
-    pv_ev_point_t a[3] = {
-        {1, 10, 0.2, 5, 5, 0.1}, {2, 20, 0.4, 10, 10, 0.3}, {3, 30, 0.9, 0, 0, 0}};
-    pv_ev_point_t b[2] = {{1, 30, 0.4, 15, 15, 0.3}, {2, 60, 0.8, 30, 30, 0.5}};
+    pv_ev_point_t a[3] = {{1, 10, 0.2, 5, 5, 0.1, 1, 0},
+                          {2, 20, 0.4, 10, 10, 0.3, 3, 1},
+                          {3, 30, 0.9, 0, 0, 0, 0, 0}};
+    pv_ev_point_t b[2] = {{1, 30, 0.4, 15, 15, 0.3, 0, 0}, {2, 60, 0.8, 30, 30, 0.5, 5, 2}};
     const pv_ev_point_t *curves[2] = {a, b};
     size_t lens[2] = {3, 2}, n;
     pv_ev_point_t *m;
@@ -90,6 +91,8 @@ static void test_mean_curve(void **state)
     assert_float_equal(m[1].success, 0.6, 1e-12);
     assert_float_equal(m[1].verify, 20.0, 1e-12);
     assert_float_equal(m[0].reward, 0.2, 1e-12);
+    assert_float_equal(m[1].verified, 4.0, 1e-12); /* (3 + 5) / 2 */
+    assert_float_equal(m[1].positive, 1.5, 1e-12);
     free(m);
     assert_float_equal(pv_ev_tail_reward(a, 3, 2), 0.15, 1e-12);
     assert_float_equal(pv_ev_tail_reward(a, 3, 10), 0.4 / 3, 1e-12);
@@ -119,8 +122,11 @@ static void s_run(const char *dir, double per_it, double share, double bump, dou
             fprintf(f,
                     "{\"kind\":\"train\",\"iteration\":%d,\"total_env_steps\":%g,"
                     "\"success_rate\":0.5,\"cum_rollout_env_steps\":%g,"
-                    "\"cum_verify_env_steps\":%g,\"mean_reward\":%g}\n",
-                    it, steps, steps * (1 - share), steps * share, it / 20.0);
+                    "\"cum_verify_env_steps\":%g,\"mean_reward\":%g,"
+                    "\"segments_verified\":%d,\"segments_positive\":%s}\n",
+                    it, steps, steps * (1 - share), steps * share, it / 20.0,
+                    share > 0 ? it % 3 : 0, /* 1, 2, 0, 1, ...: 21 over 20 updates */
+                    share > 0 && it % 3 == 2 ? "1" : "null"); /* 7 accepted; null adds 0 */
         if (it % 10 == 0)
             fprintf(f,
                     "{\"kind\":\"eval\",\"iteration\":%d,\"total_env_steps\":%g,"
@@ -154,6 +160,9 @@ static void test_run_load(void **state)
     assert_int_equal(r.n_train, 20);
     assert_float_equal(r.eval[1].success, 0.5, 1e-12);
     assert_float_equal(r.train[19].verify, 500.0, 1e-9);
+    assert_float_equal(r.train[1].verified, 3.0, 1e-12); /* 1 + 2: summed over the lines */
+    assert_float_equal(r.train[19].verified, 21.0, 1e-12);
+    assert_float_equal(r.train[19].positive, 7.0, 1e-12);
     assert_float_equal(r.verify_share, 0.25, 1e-12);
     assert_float_equal(r.precision, 0.6, 1e-12);
     assert_int_equal(r.precision_samples, 40);

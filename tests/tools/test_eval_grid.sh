@@ -3,7 +3,8 @@
 # generated ALFWorld games, four configurations (grpo, contrast, exhaustive, grpo-matched),
 # each a real mpirun job (broker, learner, judge, verifier, actor) on a private port; then the
 # aggregation. Checks what a user gets: results.md with a table row per configuration whose
-# numbers are finite, results.json agreeing with it, the three PNGs, one run folder per
+# numbers are finite, results.json agreeing with it, the PNGs (the acceptance plot when a
+# segment was verified), one run folder per
 # configuration, exhaustive verification costing more than contrast, and judge precision
 # measured for the ProVer runs only. Exit 0 pass, 1 fail, 77 skip (no mpirun).
 set -u
@@ -45,7 +46,15 @@ for c in grpo grpo-matched contrast exhaustive; do
   [ -s "$tmp/ci/alfworld/$c/seed1/metrics.jsonl" ] || fail "$c: no run folder"
   [ ! -e "$tmp/ci/alfworld/$c/seed1/checkpoint.safetensors" ] || fail "$c: checkpoint kept"
 done
-for p in success-vs-updates success-vs-env-steps verification-cost; do
+plots="success-vs-updates success-vs-env-steps verification-cost"
+# the acceptance plot exists when a configuration verified a segment (exhaustive almost always)
+if grep -qh '"segments_verified":[1-9]' "$tmp"/ci/alfworld/*/seed1/metrics.jsonl; then
+  plots+=" acceptance"
+  grep -q 'acceptance_rate_cum' "$tmp/ci/alfworld/exhaustive/mean.jsonl" "$tmp/ci/alfworld/contrast/mean.jsonl" ||
+    fail "segments were verified but no mean.jsonl has acceptance_rate_cum"
+  ! grep -q 'acceptance_rate_cum' "$tmp/ci/alfworld/grpo/mean.jsonl" || fail "grpo has an acceptance curve"
+fi
+for p in $plots; do
   f=$tmp/ci/alfworld-$p.png
   [ "$(head -c 4 "$f" 2>/dev/null | od -An -c | tr -d ' ')" = '211PNG' ] || fail "$f is not a PNG"
 done
