@@ -248,6 +248,7 @@ pv_err_t pv_local_iteration(pv_local_t *L, pv_local_stats_t *st, pv_errmsg_t *em
         return rc;
     rc = pv_batch_advantages(&batch, trajs, n, &L->tc.adv, segs, n_segs, &as, em);
     st->n_credited = as.n_credited;
+    st->adv = as;
     if (rc == PV_OK)
         rc = pv_update_ppo(L->trainer, trajs, &batch, &L->tc.update, &st->update, em);
     if (rc == PV_OK)

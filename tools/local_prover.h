@@ -28,6 +28,7 @@
 #include "common/traj/traj.h"
 #include "common/wire/wire.h"
 #include "judge/judge_group.h"
+#include "learner/batch_adv.h"
 #include "learner/train_cfg.h"
 #include "learner/update.h"
 
@@ -49,6 +50,7 @@ typedef struct pv_local_stats {
     size_t n_credited;                          /* token advantages ProVer changed */
     uint64_t reused_rows;      /* continuations trained on (prover.reuse_continuations) */
     pv_cost_t rollout, verify; /* this iteration's costs */
+    pv_adv_stats_t adv;        /* the estimator's counts (VICT's rows along a proof, ...) */
     pv_update_stats_t update;
 } pv_local_stats_t;
 

@@ -272,7 +272,15 @@ static int s_rl(s_tool_t *T, const char *est, uint64_t *rollout_steps, uint64_t 
         jt->noise += st.noise_positive;
         jt->samples += st.precision_samples;
         jt->hits += st.precision_hits;
-        char lm[192] = "";
+        char lm[192] = "", vict[160] = "";
+        const pv_vict_stats_t *vs = &st.adv.vict;
+        size_t vict_rows = vs->rows_proof + vs->rows_no_proof + vs->rows_untraced + vs->rows_failed;
+        if (vict_rows > 0) /* VICT: how much of the batch went along a proof (learner/vict.h) */
+            snprintf(vict, sizeof vict,
+                     " | vict rows: %zu proof, %zu no proof, %zu untraced, %zu failed kept; "
+                     "proof steps %.2f",
+                     vs->rows_proof, vs->rows_no_proof, vs->rows_untraced, vs->rows_failed,
+                     vs->steps ? (double)vs->proof_steps / (double)vs->steps : 0.0);
         if (pv_policy_token_space(T->policy) > 0)
             snprintf(lm, sizeof lm,
                      " | invalid %.3f | %llu tokens | entropy %.3f | kl %.4f | clipfrac %.3f | "
@@ -282,13 +290,13 @@ static int s_rl(s_tool_t *T, const char *est, uint64_t *rollout_steps, uint64_t 
         printf("%-6s iter %lld/%lld | success %.3f | mixed %llu/%llu | len %5.1f | segments "
                "%llu/%llu (+%llu, mean "
                "delta %+.2f, %zu tokens credited) | steps: rollout %llu verify %llu | grad norm "
-               "%.3f%s | v%llu | %.1f s\n",
+               "%.3f%s%s | v%llu | %.1f s\n",
                est, (long long)it, (long long)cfg.run.iterations, st.success,
                (unsigned long long)st.mixed, (unsigned long long)st.groups, st.mean_len,
                (unsigned long long)st.verified, (unsigned long long)st.proposals,
                (unsigned long long)st.positive, st.mean_delta, st.n_credited,
                (unsigned long long)st.rollout.env_steps, (unsigned long long)st.verify.env_steps,
-               st.update.grad_norm, lm, (unsigned long long)pv_policy_version(T->policy),
+               st.update.grad_norm, lm, vict, (unsigned long long)pv_policy_version(T->policy),
                pv_mono_s() - t0);
         fflush(stdout);
     }
