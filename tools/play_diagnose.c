@@ -57,40 +57,84 @@ static pv_err_t s_replay(pv_env_t *env, const pv_task_t *t, const pv_traj_t *tr,
     return rc ? rc : pv_env_save(env, buf, cap, len);
 }
 
-/* Play the expert from task t's reset: *steps its length, *plan whether every one of its
- * actions was a candidate, *wins whether it won. */
-static pv_err_t s_expert(pv_env_t *env, const pv_task_t *t, size_t *steps, bool *plan, bool *wins)
+/* The rank (1 = most probable) of candidate j under logp[0..n). */
+static size_t s_rank(const float *logp, size_t n, size_t j)
 {
-    pv_step_result_t r = {0};
+    size_t r = 1;
+    for (size_t i = 0; i < n; i++)
+        r += logp[i] > logp[j] || (logp[i] == logp[j] && i < j);
+    return r;
+}
+
+#define S_EXPERT_MAX 64
+
+typedef struct s_expert_run {
+    size_t steps;
+    bool plan, wins;
+    size_t rank[S_EXPERT_MAX], n_cands[S_EXPERT_MAX]; /* 0: not a candidate */
+    char acts[2048];
+} s_expert_run_t;
+
+/* Play the expert from task t's reset (at most S_EXPERT_MAX steps): its length, whether
+ * every one of its actions was a candidate, whether it won, and each action's rank among
+ * the candidates under the policy. */
+static pv_err_t s_expert(pv_env_t *env, const pv_task_t *t, const pv_policy_t *policy,
+                         pv_policy_work_t *work, float *logp, s_expert_run_t *x)
+{
+    size_t used = 0, max_cands = pv_policy_spec(policy)->max_cands;
     char act[4096];
+    char *hist[2 * S_EXPERT_MAX + 1] = {0};
+    pv_step_result_t r = {0};
     pv_err_t rc = pv_env_reset(env, t, &r);
-    *steps = 0;
-    *plan = true;
-    *wins = false;
-    while (rc == PV_OK && !r.done) {
+    memset(x, 0, sizeof *x);
+    x->plan = true;
+    char *task = rc == PV_OK ? strdup(pv_env_task_text(env)) : NULL;
+    if (rc == PV_OK && (!task || !(hist[0] = strdup(r.obs))))
+        rc = PV_ERR_NOMEM;
+    while (rc == PV_OK && !r.done && x->steps < S_EXPERT_MAX) {
         const char *const *cands;
-        size_t n;
+        size_t n, s = x->steps;
         if ((rc = pv_env_admissible(env, &cands, &n)) != PV_OK)
             break;
         rc = pv_env_expert_action(env, act, sizeof act);
-        if (rc == PV_ERR_NOTFOUND)
-            return PV_OK;
-        bool listed = false;
-        for (size_t i = 0; i < n && !listed && rc == PV_OK; i++)
-            listed = strcmp(cands[i], act) == 0;
-        *plan = *plan && listed;
+        if (rc == PV_ERR_NOTFOUND) {
+            rc = PV_OK;
+            break;
+        }
+        size_t j = SIZE_MAX;
+        for (size_t i = 0; i < n && j == SIZE_MAX && rc == PV_OK; i++)
+            j = strcmp(cands[i], act) == 0 ? i : j;
+        x->plan = x->plan && j != SIZE_MAX;
+        pv_policy_ctx_t ctx = {task, (const char *const *)hist, 2 * s + 1};
+        if (rc == PV_OK && j != SIZE_MAX && n <= max_cands &&
+            (rc = pv_policy_logprobs(policy, &ctx, cands, n, work, logp, NULL)) == PV_OK) {
+            x->rank[s] = s_rank(logp, n, j);
+            x->n_cands[s] = n;
+        }
+        int w = snprintf(x->acts + used, sizeof x->acts - used, "%s%s", s ? "; " : "", act);
+        used = w > 0 && (size_t)w < sizeof x->acts - used ? used + (size_t)w : used;
+        if (rc == PV_OK && x->rank[s]) {
+            w = snprintf(x->acts + used, sizeof x->acts - used, " (rank %zu of %zu)", x->rank[s],
+                         n);
+            used = w > 0 && (size_t)w < sizeof x->acts - used ? used + (size_t)w : used;
+        }
         if (rc == PV_OK)
             rc = pv_env_step(env, act, &r);
-        ++*steps;
+        if (rc == PV_OK && (!(hist[2 * s + 1] = strdup(act)) || !(hist[2 * s + 2] = strdup(r.obs))))
+            rc = PV_ERR_NOMEM;
+        x->steps++;
     }
-    *wins = rc == PV_OK && r.won;
+    x->wins = rc == PV_OK && r.done && r.won;
+    for (size_t i = 0; i < 2 * S_EXPERT_MAX + 1; i++)
+        free(hist[i]);
+    free(task);
     return rc;
 }
 
 pv_err_t pv_diagnose_episode(FILE *out, const pv_env_model_t *model, pv_env_t *env,
                              const pv_task_t *t, const pv_policy_t *policy, pv_policy_work_t *work,
                              const pv_traj_t *tr, float *logp, const float **order,
-                             pv_diag_verdict_t *verdict, pv_errmsg_t *em)
+                             pv_diag_totals_t *totals, pv_errmsg_t *em)
 {
     size_t cap = pv_env_state_max(model), len = 0;
     uint8_t *state = malloc(cap);
@@ -147,25 +191,37 @@ pv_err_t pv_diagnose_episode(FILE *out, const pv_env_model_t *model, pv_env_t *e
     }
     if (rc == PV_OK && has_gold && s_gold_in(tr->texts[2 * tr->n_steps], gold))
         gold_seen = true; /* the last observation (after the final step) */
-    size_t e_steps = 0;
-    bool e_plan = false, e_wins = false;
+    s_expert_run_t *x = rc == PV_OK ? malloc(sizeof *x) : NULL;
     if (rc == PV_OK)
-        rc = s_expert(env, t, &e_steps, &e_plan, &e_wins);
+        rc = x ? s_expert(env, t, policy, work, logp, x) : PV_ERR_NOMEM;
     free(state);
-    if (rc != PV_OK)
+    if (rc != PV_OK) {
+        free(x);
         return rc;
-    bool admissible_plan = e_plan && e_wins;
-    fprintf(out, "expert: %s in %zu steps\n",
+    }
+    bool admissible_plan = x->plan && x->wins;
+    fprintf(out, "expert: %s in %zu steps: %s\n",
             admissible_plan ? "wins over the candidates"
-            : e_wins        ? "wins with actions that are no candidates"
+            : x->wins       ? "wins with actions that are no candidates"
                             : "does not win",
-            e_steps);
-    *verdict = tr->won           ? PV_DIAG_WON
-               : any_win         ? PV_DIAG_SELECTION
-               : admissible_plan ? PV_DIAG_SEARCH
-               : gold_seen       ? PV_DIAG_EXTRACTION
-                                 : PV_DIAG_RETRIEVAL;
-    fprintf(out, "verdict: %s\n", pv_diag_verdict_name(*verdict));
+            x->steps, x->acts);
+    if (admissible_plan && totals) {
+        for (size_t s = 0; s < x->steps; s++) {
+            bool last = s + 1 == x->steps;
+            totals->plan_steps[last]++;
+            totals->plan_top1[last] += x->rank[s] == 1;
+            totals->plan_rank[last] += x->rank[s];
+        }
+    }
+    free(x);
+    pv_diag_verdict_t verdict = tr->won           ? PV_DIAG_WON
+                                : any_win         ? PV_DIAG_SELECTION
+                                : admissible_plan ? PV_DIAG_SEARCH
+                                : gold_seen       ? PV_DIAG_EXTRACTION
+                                                  : PV_DIAG_RETRIEVAL;
+    fprintf(out, "verdict: %s\n", pv_diag_verdict_name(verdict));
+    if (totals)
+        totals->n[verdict]++;
     return PV_OK;
 }
 
@@ -175,4 +231,12 @@ void pv_diagnose_totals(FILE *out, const pv_diag_totals_t *t)
     for (int v = 0; v < PV_DIAG_N; v++)
         fprintf(out, "%s %s %llu", v ? "," : "", s_names[v], (unsigned long long)t->n[v]);
     fprintf(out, "\n");
+    for (int last = 1; last >= 0; last--)
+        if (t->plan_steps[last])
+            fprintf(out,
+                    "along the expert's admissible plans, the policy ranks the %s action first "
+                    "%llu of %llu times (mean rank %.1f)\n",
+                    last ? "final" : "earlier", (unsigned long long)t->plan_top1[last],
+                    (unsigned long long)t->plan_steps[last],
+                    (double)t->plan_rank[last] / (double)t->plan_steps[last]);
 }

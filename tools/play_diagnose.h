@@ -13,7 +13,8 @@
  * and its probability, and the top 3 candidates (the question's own observation is not
  * searched for the gold text). Then the expert is played from the reset: whether it wins
  * with candidates only (an admissible plan exists), with actions that are no candidates,
- * or not at all. A verdict closes the block:
+ * or not at all, with the policy's rank of each of its actions among that step's candidates
+ * (the expert's own episode as the policy's context). A verdict closes the block:
  *   won        the episode was won;
  *   selection  lost, but some step offered a winning candidate (the scorer chose wrong);
  *   search     lost, no step offered one, but the expert wins over the candidates (the
@@ -45,6 +46,9 @@ typedef enum pv_diag_verdict {
 
 typedef struct pv_diag_totals {
     uint64_t n[PV_DIAG_N]; /* episodes per verdict */
+    /* along the expert's admissible plans, [0] earlier actions, [1] the final one (the
+     * answer): actions, how many the policy ranked first, the sum of their ranks */
+    uint64_t plan_steps[2], plan_top1[2], plan_rank[2];
 } pv_diag_totals_t;
 
 /* The verdict's name ("won", "selection", "search", "extraction", "retrieval"). */
@@ -53,14 +57,17 @@ const char *pv_diag_verdict_name(pv_diag_verdict_t v);
 /* Diagnose trajectory tr (played on env from task t by policy with work; tr's candidates and
  * texts must stay valid, e.g. in an arena) and print its block to out. logp and order are
  * scratch of at least the policy's max_cands entries. env is reset and stepped (its state
- * afterwards is some replayed state). *verdict receives the verdict. Errors: an
- * environment or policy error (em says which), PV_ERR_NOMEM. */
+ * afterwards is some replayed state). The verdict and, when the expert wins over the
+ * candidates, the policy's rank of each expert action (scored in the expert's own
+ * episode) are added to *totals (may be NULL). Errors: an environment or policy error (em
+ * says which), PV_ERR_NOMEM. */
 pv_err_t pv_diagnose_episode(FILE *out, const pv_env_model_t *model, pv_env_t *env,
                              const pv_task_t *t, const pv_policy_t *policy, pv_policy_work_t *work,
                              const pv_traj_t *tr, float *logp, const float **order,
-                             pv_diag_verdict_t *verdict, pv_errmsg_t *em);
+                             pv_diag_totals_t *totals, pv_errmsg_t *em);
 
-/* The closing tally of the verdicts ("diagnosis: won 2, selection 9, ...") to out. */
+/* The closing tally of the verdicts ("diagnosis: won 2, selection 9, ...") and of the
+ * ranks along the expert's plans to out. */
 void pv_diagnose_totals(FILE *out, const pv_diag_totals_t *t);
 
 #endif

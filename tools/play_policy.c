@@ -268,7 +268,7 @@ int pv_play_policy(const pv_play_opts_t *o, FILE *out, FILE *err)
     pv_rng_seed(&rng, o->sample_seed, 17);
     uint64_t n = o->episodes ? o->episodes : 1;
     uint64_t won = 0;
-    pv_diag_totals_t diag = {{0}};
+    pv_diag_totals_t diag = {0};
     status = 0;
     for (uint64_t ep = 0; ep < n; ep++) {
         pv_task_t t = o->task;
@@ -295,13 +295,12 @@ int pv_play_policy(const pv_play_opts_t *o, FILE *out, FILE *err)
             break;
         }
         if (o->diagnose) {
-            pv_diag_verdict_t v;
-            rc = pv_diagnose_episode(out, model, env, &t, policy, work, &tr, logp, order, &v, &em);
+            rc = pv_diagnose_episode(out, model, env, &t, policy, work, &tr, logp, order, &diag,
+                                     &em);
             if (rc != PV_OK) {
                 status = s_bad(err, "diagnosis", rc, &em);
                 break;
             }
-            diag.n[v]++;
             won += tr.won;
             continue;
         }
