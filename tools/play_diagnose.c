@@ -9,8 +9,9 @@
 
 #define S_GOLD_MAX 512
 
-static const char *const s_names[PV_DIAG_N] = {"won", "selection", "search", "extraction",
-                                               "retrieval"};
+#define S_NAME(name, text) text,
+static const char *const s_names[PV_DIAG_N] = {PV_DIAG_VERDICTS(S_NAME)};
+#undef S_NAME
 
 const char *pv_diag_verdict_name(pv_diag_verdict_t v)
 {

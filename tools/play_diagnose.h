@@ -35,14 +35,22 @@
 #include "common/policy/policy.h"
 #include "common/traj/traj.h"
 
+/* The verdicts, in order, with their names (one list: the enum and the names). */
+/* clang-format off */
+#define PV_DIAG_VERDICTS(X)         \
+    X(WON, "won")                   \
+    X(SELECTION, "selection")       \
+    X(SEARCH, "search")             \
+    X(EXTRACTION, "extraction")     \
+    X(RETRIEVAL, "retrieval")
+
 typedef enum pv_diag_verdict {
-    PV_DIAG_WON = 0,
-    PV_DIAG_SELECTION = 1,
-    PV_DIAG_SEARCH = 2,
-    PV_DIAG_EXTRACTION = 3,
-    PV_DIAG_RETRIEVAL = 4,
-    PV_DIAG_N = 5,
+#define PV_DIAG_ENUM(name, text) PV_DIAG_##name,
+    PV_DIAG_VERDICTS(PV_DIAG_ENUM)
+#undef PV_DIAG_ENUM
+    PV_DIAG_N
 } pv_diag_verdict_t;
+/* clang-format on */
 
 typedef struct pv_diag_totals {
     uint64_t n[PV_DIAG_N]; /* episodes per verdict */
