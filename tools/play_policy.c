@@ -2,6 +2,8 @@
  * see play_policy.h. */
 #include "tools/play_policy.h"
 
+#include "tools/play_diagnose.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,6 +268,7 @@ int pv_play_policy(const pv_play_opts_t *o, FILE *out, FILE *err)
     pv_rng_seed(&rng, o->sample_seed, 17);
     uint64_t n = o->episodes ? o->episodes : 1;
     uint64_t won = 0;
+    pv_diag_totals_t diag = {0};
     status = 0;
     for (uint64_t ep = 0; ep < n; ep++) {
         pv_task_t t = o->task;
@@ -291,6 +294,16 @@ int pv_play_policy(const pv_play_opts_t *o, FILE *out, FILE *err)
             status = 1;
             break;
         }
+        if (o->diagnose) {
+            rc = pv_diagnose_episode(out, model, env, &t, policy, work, &tr, logp, order, &diag,
+                                     &em);
+            if (rc != PV_OK) {
+                status = s_bad(err, "diagnosis", rc, &em);
+                break;
+            }
+            won += tr.won;
+            continue;
+        }
         fprintf(out, "\n==== task %llu (%s, seed %llu)%s%s\n", (unsigned long long)t.task_id,
                 t.split ? "test" : "train", (unsigned long long)t.seed,
                 pv_env_task_type(env) ? ", " : "",
@@ -300,6 +313,8 @@ int pv_play_policy(const pv_play_opts_t *o, FILE *out, FILE *err)
                 tr.reward, tr.n_steps);
         won += tr.won;
     }
+    if (status == 0 && o->diagnose)
+        pv_diagnose_totals(out, &diag);
     if (status == 0 && n > 1)
         fprintf(out, "\nwon %llu of %llu episodes\n", (unsigned long long)won,
                 (unsigned long long)n);

@@ -24,7 +24,10 @@
  * observation and action with the action's probability under the policy (exp of its behaviour
  * log-prob: the candidate's probability for the scorer, the product of the token
  * probabilities for a language model, whose refused replies are marked) and, for the
- * scorer, the `top` most probable alternatives; then the outcome, reward and steps.
+ * scorer, the `top` most probable alternatives; then the outcome, reward and steps. With
+ * diagnose, each episode prints tools/play_diagnose.h's block instead (which candidates
+ * would have won at each step, where the gold answer was, a verdict) and the verdicts are
+ * tallied at the end.
  */
 #ifndef PV_TOOLS_PLAY_POLICY_H
 #define PV_TOOLS_PLAY_POLICY_H
@@ -48,7 +51,9 @@ typedef struct pv_play_opts {
     uint64_t episodes; /* 0 = 1 */
     bool sample;       /* sample actions (seeded by sample_seed) instead of argmax */
     uint64_t sample_seed;
-    unsigned top; /* alternatives shown per scorer decision (0 = none) */
+    unsigned top;  /* alternatives shown per scorer decision (0 = none) */
+    bool diagnose; /* --diagnose: per episode the failure diagnosis of play_diagnose.h
+                    * instead of the transcript, and the verdicts' tally at the end */
 } pv_play_opts_t;
 
 /* Play opts->episodes episodes and print their transcripts to `out`; errors go to `err`

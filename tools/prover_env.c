@@ -4,7 +4,8 @@
  *                                        can be chosen by number (a number not in the list is
  *                                        refused, not played); the prompt counts the steps;
  *                                        quit (q, exit, or end of input) ends the game
- *   prover-env play --policy PATH [--config FILE] [--sample SEED] [--top N] [key=value...]
+ *   prover-env play --policy PATH [--config FILE] [--sample SEED] [--top N] [--diagnose]
+ *                   [key=value...]
  *                                        watch a trained policy play (a run folder, a
  *                                        checkpoint or a Hugging Face model directory; the
  *                                        environment of the run's config.yaml, which the
@@ -74,6 +75,9 @@ static void s_usage(FILE *f)
                "                      config.yaml of its run folder)\n"
                "  --sample SEED       sample actions (default: greedy)\n"
                "  --top N             alternatives shown per decision of a scorer (default 3)\n"
+               "  --diagnose          per episode: which candidates would have won at each\n"
+               "                      step, where the gold answer was, the expert, a verdict\n"
+               "                      (won, selection, search, extraction, retrieval)\n"
                "  section.key=value   configuration overrides (e.g. env.max_steps=30)\n");
 }
 
@@ -145,6 +149,11 @@ static int s_parse(int argc, char **argv, s_opts_t *o)
         uint64_t x = 0;
         if (strcmp(a, "--no-admissible") == 0) {
             o->no_admissible = true;
+            continue;
+        }
+        if (strcmp(a, "--diagnose") == 0) {
+            o->play.diagnose = true;
+            o->play_only = true;
             continue;
         }
         if (a[0] != '-' && strchr(a, '=')) { /* section.key=value (play --policy) */

@@ -192,3 +192,134 @@ bool pv_qa_is_title(const char *hay, const char *needle, size_t n)
             return true;
     return false;
 }
+
+static const char *const s_qstop[] = {
+    "who",   "whom", "whose", "when", "where", "what", "whats", "which", "how",   "why",   "is",
+    "are",   "was",  "were",  "do",   "does",  "did",  "can",   "could", "has",   "have",  "had",
+    "be",    "been", "being", "the",  "an",    "of",   "in",    "on",    "at",    "to",    "for",
+    "from",  "by",   "with",  "as",   "into",  "and",  "or",    "but",   "that",  "this",  "these",
+    "those", "it",   "its",   "he",   "she",   "his",  "her",   "they",  "their", "them",  "him",
+    "there", "both", "than",  "same", "also",  "name", "named", "not",   "after", "about", "other",
+    "any",   "one",  "first", "will", "would", "so",   "such",  "if",    "then",  "most",  "more",
+    "s",     "we",   "you",   NULL};
+
+size_t pv_qa_content_words(const char *text, uint64_t *out, size_t cap)
+{
+    size_t n = 0;
+    if (!text)
+        return 0;
+    const char *p = text, *end = text + strlen(text), *start;
+    char w[S_WORD_MAX];
+    while (n < cap && s_word(&p, end, w, &start)) {
+        size_t len = (size_t)(p - start);
+        if (len < 2 || s_in(w, s_qstop))
+            continue;
+        char buf[PV_FEAT_WORD_MAX];
+        size_t bl = 0;
+        for (const char *c = start; c < p && bl < sizeof buf; c++)
+            buf[bl++] = s_lower(*c);
+        uint64_t h = pv_feat_hash(buf, bl);
+        bool seen = false;
+        for (size_t i = 0; i < n && !seen; i++)
+            seen = out[i] == h;
+        if (!seen)
+            out[n++] = h;
+    }
+    return n;
+}
+
+/* The bit of q that the word [a, b) of hay hits, or 0. */
+static uint64_t s_qbit(const char *a, const char *b, const uint64_t *q, size_t n_q)
+{
+    char buf[PV_FEAT_WORD_MAX];
+    size_t bl = 0;
+    for (const char *c = a; c < b && bl < sizeof buf; c++)
+        buf[bl++] = s_lower(*c);
+    uint64_t h = pv_feat_hash(buf, bl);
+    for (size_t i = 0; i < n_q; i++)
+        if (q[i] == h)
+            return 1ULL << i;
+    return 0;
+}
+
+size_t pv_qa_window_overlap(const char *hay, const char *needle, size_t n, const uint64_t *q,
+                            size_t n_q, size_t window)
+{
+    size_t best = 0;
+    if (!hay || n == 0 || n_q == 0)
+        return 0;
+    if (n_q > 64)
+        n_q = 64;
+    size_t off = 0, len = strlen(hay);
+    for (;;) {
+        size_t first;
+        if (off >= len || pv_qa_count(hay + off, needle, n, &first) == 0)
+            break;
+        const char *m = hay + off + first, *me = m + n;
+        /* a match inside a word at hay + off's left edge is no mention: pv_qa_count checked
+         * only the bytes it sees, so look one byte back */
+        bool inside = m > hay && m == hay + off && s_alnum((unsigned char)m[-1]) &&
+                      s_alnum((unsigned char)m[0]);
+        uint64_t hit = 0;
+        /* the words before: walk back over `window` words, stopping at a line break */
+        const char *p = m;
+        for (size_t k = 0; !inside && k < window && p > hay;) {
+            while (p > hay && !s_alnum((unsigned char)p[-1]) && p[-1] != '\n')
+                p--;
+            if (p == hay || p[-1] == '\n')
+                break;
+            const char *b = p;
+            while (p > hay && s_alnum((unsigned char)p[-1]))
+                p--;
+            hit |= s_qbit(p, b, q, n_q);
+            k++;
+        }
+        p = me;
+        for (size_t k = 0; !inside && k < window && *p;) {
+            while (*p && !s_alnum((unsigned char)*p) && *p != '\n')
+                p++;
+            if (!*p || *p == '\n')
+                break;
+            const char *a = p;
+            while (s_alnum((unsigned char)*p))
+                p++;
+            hit |= s_qbit(a, p, q, n_q);
+            k++;
+        }
+        size_t c = (size_t)__builtin_popcountll(hit);
+        best = c > best ? c : best;
+        off = (size_t)(me - hay);
+    }
+    return best;
+}
+
+uint64_t pv_qa_next_word(const char *hay, size_t off, bool before)
+{
+    if (!hay)
+        return 0;
+    const char *a, *b, *p = hay + off;
+    if (before) {
+        while (p > hay && !s_alnum((unsigned char)p[-1]) && p[-1] != '\n')
+            p--;
+        if (p == hay || p[-1] == '\n')
+            return 0;
+        b = p;
+        while (p > hay && s_alnum((unsigned char)p[-1]))
+            p--;
+        a = p;
+    } else {
+        while (*p && !s_alnum((unsigned char)*p) && *p != '\n')
+            p++;
+        if (!*p || *p == '\n')
+            return 0;
+        a = p;
+        while (s_alnum((unsigned char)*p))
+            p++;
+        b = p;
+    }
+    char buf[PV_FEAT_WORD_MAX];
+    size_t bl = 0;
+    for (const char *c = a; c < b && bl < sizeof buf; c++)
+        buf[bl++] = s_lower(*c);
+    return pv_feat_hash(buf, bl);
+}

@@ -63,4 +63,30 @@ size_t pv_qa_count(const char *hay, const char *needle, size_t n, size_t *first)
  * observation format: `Doc 1(Title: "Paul Walker") ...`), ASCII case-insensitive? */
 bool pv_qa_is_title(const char *hay, const char *needle, size_t n);
 
+/* The content words of a question: the distinct featurize.h word hashes (XXH3 of the
+ * lower-cased word, as pv_feat_words) of text's words that are neither stop words (wh-words,
+ * auxiliaries, articles, prepositions, pronouns, conjunctions: a fixed list of 80) nor
+ * shorter than 2 bytes, in order of first occurrence, at most cap (the rest are dropped)
+ * into out. Returns their number. "Jaclyn Stapp is married to the former frontman of a
+ * band that disbanded in what year?" gives jaclyn, stapp, married, former, frontman, band,
+ * disbanded, year. */
+size_t pv_qa_content_words(const char *text, uint64_t *out, size_t cap);
+
+/* The question-word overlap around a candidate's mentions (the sliding-window answer
+ * selection of Richardson et al. 2013, MCTest, and Rajpurkar et al. 2016, SQuAD's
+ * baseline): for each whole-word mention of needle[0..n) in hay (as pv_qa_count), the
+ * number of distinct words of q[0..n_q) (pv_qa_content_words hashes, n_q <= 64) among the
+ * `window` words before and the `window` words after the mention, a window never crossing
+ * a line break (a passage of Search-R1's observation is one line); words inside the
+ * mention do not count. Returns the largest over the mentions, 0 when there is none. */
+size_t pv_qa_window_overlap(const char *hay, const char *needle, size_t n, const uint64_t *q,
+                            size_t n_q, size_t window);
+
+/* The word next to a mention: the featurize.h hash of the lower-cased word that ends
+ * before hay[off] (before = true) or starts at or after hay[off] (before = false), on the
+ * same line (a passage of Search-R1's observation is one line); 0 when there is none.
+ * With a mention at hay[m .. m + n): before uses off = m, after off = m + n. In "the duo
+ * Love and Theft covered it", the words around "Love and Theft" are "duo" and "covered". */
+uint64_t pv_qa_next_word(const char *hay, size_t off, bool before);
+
 #endif

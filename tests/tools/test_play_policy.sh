@@ -45,6 +45,22 @@ mkdir "$dir/folder" && cp "$dir/run/config.yaml" "$dir/folder/" &&
   cp "$dir/run/bc.safetensors" "$dir/folder/checkpoint.safetensors"
 "$env" play --policy "$dir/folder" --split test --episodes 50 2>/dev/null | tail -1 |
   cmp -s - <(tail -1 "$dir/bc.txt") || { echo "a run folder does not play as its checkpoint"; fail=1; }
+# --diagnose: one verdict per episode, tallied; its wins are the play's; a "selection" loss
+# names a step where some candidate wins; the expert's ranks are tallied
+"$env" play --policy "$dir/run/bc.safetensors" --split test --episodes 50 --diagnose \
+  > "$dir/diag.txt" 2> "$dir/diag.err" || { echo "play --diagnose failed"; cat "$dir/diag.err"; fail=1; }
+n_verdicts=$(grep -c "^verdict: " "$dir/diag.txt")
+d_won=$(grep -o "^diagnosis: won [0-9]*" "$dir/diag.txt" | grep -o "[0-9]*$")
+p_won=$(grep -o "^won [0-9]* of 50 episodes" "$dir/bc.txt" | cut -d' ' -f2)
+sum=$(grep "^diagnosis: " "$dir/diag.txt" | grep -o "[0-9][0-9]*" | awk '{ s += $1 } END { print s + 0 }')
+echo "diagnose: $n_verdicts verdicts, won ${d_won:-?} (play: ${p_won:-?}), tally $sum"
+[ "$n_verdicts" = 50 ] && [ "$sum" = 50 ] && [ "${d_won:-x}" = "${p_won:-y}" ] ||
+  { echo "diagnosis is not one verdict per episode, or not the play's wins"; fail=1; }
+awk '/^==== task/ { win = 0 } /^step [0-9]+: [1-9][0-9]* of/ { win = 1 }
+     /^verdict: selection/ && !win { bad = 1 } END { exit bad }' "$dir/diag.txt" ||
+  { echo "a selection verdict without a winning candidate"; fail=1; }
+grep -q "^along the expert's admissible plans, the policy ranks the final action first [0-9]* of [1-9]" \
+  "$dir/diag.txt" || { echo "no tally along the expert's plans"; tail -4 "$dir/diag.txt"; fail=1; }
 # bad input: exit 2 and a message that names it
 expect2() { # expect2 WHAT PATTERN ARGS...
   local what=$1 pat=$2; shift 2

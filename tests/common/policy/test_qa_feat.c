@@ -110,12 +110,93 @@ static void test_mentions_and_titles(void **state)
     assert_false(pv_qa_is_title(NULL, "x", 1));
 }
 
+/* The featurize.h hash of a lower-case word, as pv_qa_content_words gives it. */
+static uint64_t s_h(const char *w)
+{
+    return pv_feat_hash(w, strlen(w));
+}
+
+static void test_content_words(void **state)
+{
+    (void)state;
+    uint64_t q[16];
+    /* a HotpotQA test question: stop words, wh-words and auxiliaries out, order kept */
+    size_t n = pv_qa_content_words(
+        "Jaclyn Stapp is married to the former frontman of a band that disbanded in what year?", q,
+        16);
+    const char *want[] = {"jaclyn",   "stapp", "married",   "former",
+                          "frontman", "band",  "disbanded", "year"};
+    assert_int_equal(n, 8);
+    for (size_t i = 0; i < n; i++)
+        if (q[i] != s_h(want[i]))
+            fail_msg("word %zu is not '%s'", i, want[i]);
+    /* distinct words only, case folded; cap respected */
+    n = pv_qa_content_words("Band BAND band? Which band, Love or Theft?", q, 16);
+    assert_int_equal(n, 3); /* band, love, theft */
+    assert_true(q[0] == s_h("band") && q[1] == s_h("love") && q[2] == s_h("theft"));
+    assert_int_equal(pv_qa_content_words("Jaclyn Stapp married former", q, 2), 2);
+    assert_int_equal(pv_qa_content_words("Who is it?", q, 16), 0);
+    assert_int_equal(pv_qa_content_words(NULL, q, 16), 0);
+}
+
+/* The passage of the HotpotQA sample's corpus (id 73) as Search-R1's observation shows it. */
+static const char s_passage[] =
+    "Doc 1(Title: \"Love and Theft (Love and Theft album)\") Love and Theft is the second studio "
+    "album by Eric Gunderson and Stephen Barker Liles in the American country music duo Love and "
+    "Theft. It was released on July 24, 2012 via RCA Nashville. The album's third single, \"If "
+    "You Ever Get Lonely\", was released to country radio on June 3, 2013.\n"
+    "Doc 2(Title: \"John Waite\") This song was covered by John Waite on his 2011 album.";
+
+static void test_window_overlap(void **state)
+{
+    (void)state;
+    uint64_t q[32];
+    size_t nq = pv_qa_content_words(
+        "If You Ever Get Lonely was covered by what Lyric Street Records-affiliated band?", q, 32);
+    assert_int_equal(nq, 9); /* ever get lonely covered lyric street records affiliated band */
+    /* "June 3, 2013" follows "If You Ever Get Lonely" within 10 words: ever, get, lonely */
+    assert_int_equal(pv_qa_window_overlap(s_passage, "June 3, 2013", 12, q, nq, 10), 3);
+    /* a narrower window reaches fewer of them: "Lonely", was, released, to, country, radio,
+     * on | June: 7 words back to "Lonely", 9 to "Ever" */
+    assert_int_equal(pv_qa_window_overlap(s_passage, "June 3, 2013", 12, q, nq, 7), 1);
+    /* the best of several mentions; the line break ends a window: "covered" is on the next
+     * passage's line, so Love and Theft's mentions never see it */
+    size_t lt = pv_qa_window_overlap(s_passage, "Love and Theft", 14, q, nq, 10);
+    assert_int_equal(lt, 0);
+    assert_int_equal(pv_qa_window_overlap(s_passage, "John Waite", 10, q, nq, 10), 1);
+    /* words of the mention itself do not count; no mention, an empty needle: 0 */
+    assert_int_equal(pv_qa_window_overlap("covered band", "covered band", 12, q, nq, 10), 0);
+    assert_int_equal(pv_qa_window_overlap(s_passage, "Pulitzer Prize", 14, q, nq, 10), 0);
+    assert_int_equal(pv_qa_window_overlap(s_passage, "", 0, q, nq, 10), 0);
+    /* a match inside a word is no mention */
+    assert_int_equal(pv_qa_window_overlap("lonely xband covered", "band", 4, q, nq, 10), 0);
+    assert_int_equal(pv_qa_window_overlap("lonely x band covered", "band", 4, q, nq, 10), 2);
+}
+
+static void test_next_word(void **state)
+{
+    (void)state;
+    const char *m = strstr(s_passage, "duo Love and Theft");
+    assert_non_null(m);
+    size_t at = (size_t)(m - s_passage) + 4, n = 14;
+    assert_true(pv_qa_next_word(s_passage, at, true) == s_h("duo"));
+    assert_true(pv_qa_next_word(s_passage, at + n, false) == s_h("it")); /* ". It was" */
+    /* a line break ends the search; the start and end of the text give 0 */
+    const char *nl = strchr(s_passage, '\n');
+    size_t off = (size_t)(nl - s_passage);
+    assert_true(pv_qa_next_word(s_passage, off, false) == 0);
+    assert_true(pv_qa_next_word(s_passage, off + 1, true) == 0);
+    assert_true(pv_qa_next_word("Theft", 0, true) == 0);
+    assert_true(pv_qa_next_word("Theft", 5, false) == 0);
+    assert_true(pv_qa_next_word("The BAND, covered", 3, false) == s_h("band"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_question_classes),
-        cmocka_unit_test(test_shapes),
-        cmocka_unit_test(test_mentions_and_titles),
+        cmocka_unit_test(test_question_classes),    cmocka_unit_test(test_shapes),
+        cmocka_unit_test(test_mentions_and_titles), cmocka_unit_test(test_content_words),
+        cmocka_unit_test(test_window_overlap),      cmocka_unit_test(test_next_word),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
