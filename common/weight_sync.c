@@ -134,6 +134,9 @@ bool ws_step(ws_node_t *n)
             ws_report(n, WS_R_HAVE, n->ok_version, n->rank);
         ws_report_flush(n);
     }
+    n->st.pinned = 0;
+    for (int b = 0; b < n->n_bufs; b++)
+        n->st.pinned += n->bufs[b].refs > 0;
     if (n->event) { /* a version verified or refused, a stop, the root's lagging at 0 */
         n->event = false;
         pthread_cond_broadcast(&n->changed);

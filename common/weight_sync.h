@@ -133,6 +133,9 @@ typedef struct pv_wsync_stats {
     uint64_t shm_sends;    /* transfers to children that copied them out of this rank's shared
                             * buffer (their DONE came) */
     uint64_t shm_refusals; /* subscriber: same-host offers it refused; parent: NOSHM answers */
+    uint32_t pinned;       /* version buffers pinned now (the latest / newest verified / front
+                            * version, the back buffer, transfers in and out); a stopped or dead
+                            * same-host child holds none once found stalled */
 } pv_wsync_stats_t;
 
 /* ---- publisher (root) ----------------------------------------------------------------- */
