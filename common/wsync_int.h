@@ -259,6 +259,12 @@ void ws_epoch_set(ws_node_t *n, uint64_t epoch, const unsigned char *bitmap, int
 void ws_schedule(ws_node_t *n); /* start transfers to idle children */
 bool ws_pump_outs(ws_node_t *n, uint64_t now);
 void ws_report(ws_node_t *n, int kind, uint64_t version, int rank); /* to the root */
+/* A slot of `req` (n_slots sends) whose send has completed, -1 when all are in flight. */
+int ws_free_slot(MPI_Request *req, int n_slots);
+/* Test the posted receive *req: 1 = a message arrived (its *src, *count bytes), 0 = not yet,
+ * -1 = it completed in error (larger than the buffer: the caller counts it rejected),
+ * -2 = MPI failed (n->err set). The caller posts the next receive after 1 and -1. */
+int ws_recv_test(ws_node_t *n, MPI_Request *req, int *src, int *count);
 void ws_report_flush(ws_node_t *n); /* send what ws_report had to keep */
 /* Child `child` does not drain its transfer of `version`: cut it (root) or report it. */
 void ws_on_stalled(ws_node_t *n, int child, uint64_t version);

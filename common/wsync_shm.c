@@ -277,45 +277,28 @@ void ws_shm_finish(ws_node_t *n)
 
 void ws_shm_ack(ws_node_t *n, int parent, int kind, uint64_t version, uint64_t xfer)
 {
-    for (int i = 0; i < WS_N_ACK; i++) {
-        int done = 1;
-        if (n->ack_out_req[i] != MPI_REQUEST_NULL)
-            MPI_Test(&n->ack_out_req[i], &done, MPI_STATUS_IGNORE);
-        if (!done)
-            continue;
-        n->ack_out[i] = (ws_ack_t){WS_MAGIC, (uint32_t)kind, version, xfer};
-        if (MPI_Isend(&n->ack_out[i], (int)sizeof n->ack_out[i], MPI_BYTE, parent, PV_WSYNC_TAG_ACK,
-                      n->comm, &n->ack_out_req[i]) != MPI_SUCCESS)
-            n->err = PV_ERR_MPI;
-        return;
-    }
-    /* every slot in flight: the parent takes none; it finds this child stalled */
+    int i = ws_free_slot(n->ack_out_req, WS_N_ACK);
+    if (i < 0)
+        return; /* every slot in flight: the parent takes none; it finds this child stalled */
+    n->ack_out[i] = (ws_ack_t){WS_MAGIC, (uint32_t)kind, version, xfer};
+    if (MPI_Isend(&n->ack_out[i], (int)sizeof n->ack_out[i], MPI_BYTE, parent, PV_WSYNC_TAG_ACK,
+                  n->comm, &n->ack_out_req[i]) != MPI_SUCCESS)
+        n->err = PV_ERR_MPI;
 }
 
 bool ws_shm_acks(ws_node_t *n)
 {
     bool moved = false;
     while (n->ack_req != MPI_REQUEST_NULL) {
-        int done = 0, count = 0;
-        MPI_Status st;
-        if (MPI_Test(&n->ack_req, &done, &st) != MPI_SUCCESS) {
-            if (n->ack_req != MPI_REQUEST_NULL) {
-                n->err = PV_ERR_MPI;
-                break;
-            }
-            n->st.rejected++; /* completed in error: oversized */
-        } else if (!done) {
+        int c = -1, count = 0, got = ws_recv_test(n, &n->ack_req, &c, &count);
+        if (got == 0 || got == -2)
             break;
-        } else {
-            MPI_Get_count(&st, MPI_BYTE, &count);
-            ws_ack_t a = n->ack_in;
-            int c = st.MPI_SOURCE;
-            if (count == (int)sizeof a && a.magic == WS_MAGIC && c >= 0 && c < n->size &&
-                a.kind >= WS_A_DONE && a.kind <= WS_A_NOSHM)
-                ws_out_ack(n, c, (int)a.kind, a.version, a.xfer);
-            else
-                n->st.rejected++;
-        }
+        ws_ack_t a = n->ack_in;
+        if (got == 1 && count == (int)sizeof a && a.magic == WS_MAGIC && c >= 0 && c < n->size &&
+            a.kind >= WS_A_DONE && a.kind <= WS_A_NOSHM)
+            ws_out_ack(n, c, (int)a.kind, a.version, a.xfer);
+        else
+            n->st.rejected++; /* malformed, or completed in error (oversized) */
         moved = true;
         if (MPI_Irecv(&n->ack_in, (int)sizeof n->ack_in, MPI_BYTE, MPI_ANY_SOURCE, PV_WSYNC_TAG_ACK,
                       n->comm, &n->ack_req) != MPI_SUCCESS)

@@ -224,20 +224,14 @@ bool ws_sub_step(ws_node_t *n, uint64_t now, bool before_outs)
     bool moved = false;
     if (before_outs) {
         while (n->ctrl_req != MPI_REQUEST_NULL) {
-            int done = 0, count = 0;
-            MPI_Status st;
-            if (MPI_Test(&n->ctrl_req, &done, &st) != MPI_SUCCESS) {
-                if (n->ctrl_req != MPI_REQUEST_NULL) {
-                    n->err = PV_ERR_MPI;
-                    break;
-                }
+            int src = -1, count = 0, got = ws_recv_test(n, &n->ctrl_req, &src, &count);
+            if (got == 0 || got == -2)
+                break;
+            if (got == 1) {
+                s_control(n, src, count, now);
+            } else {
                 n->st.rejected++; /* completed in error: larger than any message of ours */
                 n->event = true;
-            } else if (!done) {
-                break;
-            } else {
-                MPI_Get_count(&st, MPI_BYTE, &count);
-                s_control(n, st.MPI_SOURCE, count, now);
             }
             moved = true;
             if (MPI_Irecv(n->ctrl_buf, (int)n->msg_bytes + 256, MPI_BYTE, MPI_ANY_SOURCE,

@@ -428,22 +428,46 @@ bool ws_pump_outs(ws_node_t *n, uint64_t now)
     return moved;
 }
 
+int ws_free_slot(MPI_Request *req, int n_slots)
+{
+    for (int i = 0; i < n_slots; i++) {
+        int done = 1;
+        if (req[i] != MPI_REQUEST_NULL)
+            MPI_Test(&req[i], &done, MPI_STATUS_IGNORE);
+        if (done)
+            return i;
+    }
+    return -1;
+}
+
+int ws_recv_test(ws_node_t *n, MPI_Request *req, int *src, int *count)
+{
+    int done = 0;
+    MPI_Status st;
+    if (MPI_Test(req, &done, &st) != MPI_SUCCESS) {
+        if (*req == MPI_REQUEST_NULL)
+            return -1;
+        n->err = PV_ERR_MPI;
+        return -2;
+    }
+    if (!done)
+        return 0;
+    *src = st.MPI_SOURCE;
+    MPI_Get_count(&st, MPI_BYTE, count);
+    return 1;
+}
+
 /* Send one report; false when every slot is still in flight. */
 static bool s_report_send(ws_node_t *n, const ws_report_t *rep)
 {
-    for (int i = 0; i < WS_N_REPORT; i++) {
-        int done = 1;
-        if (n->rep_req[i] != MPI_REQUEST_NULL)
-            MPI_Test(&n->rep_req[i], &done, MPI_STATUS_IGNORE);
-        if (!done)
-            continue;
-        n->rep[i] = *rep;
-        if (MPI_Isend(&n->rep[i], (int)sizeof n->rep[i], MPI_BYTE, n->root, PV_WSYNC_TAG_REPORT,
-                      n->comm, &n->rep_req[i]) != MPI_SUCCESS)
-            n->err = PV_ERR_MPI;
-        return true;
-    }
-    return false;
+    int i = ws_free_slot(n->rep_req, WS_N_REPORT);
+    if (i < 0)
+        return false;
+    n->rep[i] = *rep;
+    if (MPI_Isend(&n->rep[i], (int)sizeof n->rep[i], MPI_BYTE, n->root, PV_WSYNC_TAG_REPORT,
+                  n->comm, &n->rep_req[i]) != MPI_SUCCESS)
+        n->err = PV_ERR_MPI;
+    return true;
 }
 
 void ws_report(ws_node_t *n, int kind, uint64_t version, int rank)

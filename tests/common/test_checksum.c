@@ -32,80 +32,91 @@ static unsigned char *s_random(size_t len, uint64_t seed)
     return p;
 }
 
+/* The digest of src's len bytes added in uneven pieces (stride picks their sizes); with dst,
+ * through the fused copy, which also copies them there. */
+static uint64_t s_in_pieces(pv_checksum_state_t *st, unsigned char *dst, const unsigned char *src,
+                            size_t len, size_t stride)
+{
+    pv_checksum_reset(st);
+    for (size_t off = 0; off < len;) {
+        size_t piece = 1 + (off * stride + 13) % 70001;
+        if (piece > len - off)
+            piece = len - off;
+        if (dst)
+            pv_checksum_copy_update(st, dst + off, src + off, piece);
+        else
+            pv_checksum_update(st, src + off, piece);
+        off += piece;
+    }
+    return pv_checksum_digest(st);
+}
+
+/* One-shot and streaming, at an unaligned address. */
+static void s_check_stream(pv_checksum_state_t *st, size_t len, uint64_t seed)
+{
+    unsigned char *p = s_random(len, seed);
+    const unsigned char *src = p + 3;
+    uint64_t want = XXH3_64bits(src, len);
+    assert_true(pv_checksum(src, len) == want);
+    assert_true(s_in_pieces(st, NULL, src, len, 7919) == want);
+    free(p);
+}
+
+/* The fused copy, whole and in pieces: the copy is exact and writes nothing outside it, the
+ * digest is XXH3_64bits of the bytes; one byte changed in the source changes it. */
+static void s_check_copy(pv_checksum_state_t *st, size_t len, uint64_t seed)
+{
+    unsigned char *p = s_random(len, seed), *q = malloc(len + 64);
+    assert_non_null(q);
+    const unsigned char *src = p + 5;
+    unsigned char *dst = q + 11; /* unaligned, differently from src */
+    uint64_t want = XXH3_64bits(src, len);
+    for (int pass = 0; pass < 2; pass++) {
+        memset(q, 0xa5, len + 64);
+        uint64_t got;
+        if (pass == 0) { /* one call for the whole */
+            pv_checksum_reset(st);
+            pv_checksum_copy_update(st, dst, src, len);
+            got = pv_checksum_digest(st);
+        } else {
+            got = s_in_pieces(st, dst, src, len, 104729);
+        }
+        assert_true(got == want);
+        if (len > 0)
+            assert_memory_equal(dst, src, len);
+        for (size_t i = 0; i < len + 64; i++)
+            if (i < 11 || i >= 11 + len)
+                assert_int_equal(q[i], 0xa5);
+    }
+    if (len > 0) {
+        p[5 + len / 2] ^= 0x40;
+        pv_checksum_reset(st);
+        pv_checksum_copy_update(st, dst, src, len);
+        assert_true(pv_checksum_digest(st) != want);
+        assert_true(pv_checksum_digest(st) == XXH3_64bits(src, len));
+    }
+    free(q);
+    free(p);
+}
+
 static void test_oneshot_and_streaming_match_libxxhash(void **state)
 {
     (void)state;
     pv_checksum_state_t *st = NULL;
     assert_int_equal(pv_checksum_new(&st), PV_OK);
-    for (size_t k = 0; k < sizeof s_sizes / sizeof *s_sizes; k++) {
-        size_t len = s_sizes[k];
-        unsigned char *p = s_random(len, 100 + k);
-        const unsigned char *src = p + 3; /* unaligned */
-        uint64_t want = XXH3_64bits(src, len);
-        assert_true(pv_checksum(src, len) == want);
-        pv_checksum_reset(st);
-        for (size_t off = 0; off < len;) { /* pieces of uneven sizes */
-            size_t piece = 1 + (off * 7919 + 13) % 70001;
-            if (piece > len - off)
-                piece = len - off;
-            pv_checksum_update(st, src + off, piece);
-            off += piece;
-        }
-        assert_true(pv_checksum_digest(st) == want);
-        free(p);
-    }
+    for (size_t k = 0; k < sizeof s_sizes / sizeof *s_sizes; k++)
+        s_check_stream(st, s_sizes[k], 100 + k);
     pv_checksum_destroy(&st);
     assert_null(st);
 }
 
-/* The fused copy: the copy is exact (and writes nothing past the end) and the digest is
- * XXH3_64bits of the bytes, when called once for the whole and in uneven pieces. */
 static void test_copy_update_copies_and_matches_libxxhash(void **state)
 {
     (void)state;
     pv_checksum_state_t *st = NULL;
     assert_int_equal(pv_checksum_new(&st), PV_OK);
-    for (size_t k = 0; k < sizeof s_sizes / sizeof *s_sizes; k++) {
-        size_t len = s_sizes[k];
-        unsigned char *p = s_random(len, 200 + k);
-        unsigned char *q = malloc(len + 64);
-        assert_non_null(q);
-        const unsigned char *src = p + 5;
-        unsigned char *dst = q + 11; /* unaligned, differently from src */
-        uint64_t want = XXH3_64bits(src, len);
-        for (int pass = 0; pass < 2; pass++) {
-            memset(q, 0xa5, len + 64);
-            pv_checksum_reset(st);
-            if (pass == 0) {
-                pv_checksum_copy_update(st, dst, src, len);
-            } else {
-                for (size_t off = 0; off < len;) {
-                    size_t piece = 1 + (off * 104729 + 7) % 50021;
-                    if (piece > len - off)
-                        piece = len - off;
-                    pv_checksum_copy_update(st, dst + off, src + off, piece);
-                    off += piece;
-                }
-            }
-            assert_true(pv_checksum_digest(st) == want);
-            if (len > 0)
-                assert_memory_equal(dst, src, len);
-            for (size_t i = 0; i < 11; i++)
-                assert_int_equal(q[i], 0xa5);
-            for (size_t i = 11 + len; i < len + 64; i++)
-                assert_int_equal(q[i], 0xa5);
-        }
-        /* one byte changed in the source changes the digest of the copy */
-        if (len > 0) {
-            p[5 + len / 2] ^= 0x40;
-            pv_checksum_reset(st);
-            pv_checksum_copy_update(st, dst, src, len);
-            assert_true(pv_checksum_digest(st) != want);
-            assert_true(pv_checksum_digest(st) == XXH3_64bits(src, len));
-        }
-        free(q);
-        free(p);
-    }
+    for (size_t k = 0; k < sizeof s_sizes / sizeof *s_sizes; k++)
+        s_check_copy(st, s_sizes[k], 200 + k);
     pv_checksum_destroy(&st);
 }
 
