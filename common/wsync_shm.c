@@ -11,6 +11,7 @@
  * the bytes it copied are that generation's (a seqlock); changed, it drops the copy. The
  * version's checksum is the last word either way. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,12 +171,13 @@ static int s_map_find(ws_node_t *n, const ws_msg_t *m)
             slot = slot < 0 ? i : slot;
             continue;
         }
-        if (mp->pid == m->shm_pid && mp->fd == m->shm_fd) {
-            if (mp->nonce == m->shm_nonce)
-                return i;
-            if (mp->users == 0) /* that fd is another buffer now */
-                s_unmap(mp);
-            slot = slot < 0 && !mp->base ? i : slot;
+        if (mp->pid == m->shm_pid && mp->fd == m->shm_fd && mp->nonce == m->shm_nonce)
+            return i;
+        if (mp->users == 0 && (mp->pid != m->shm_pid || mp->fd == m->shm_fd)) {
+            /* another parent's (re-parented: a dead one's mapping would keep its memory), or
+             * that fd is another buffer now */
+            s_unmap(mp);
+            slot = slot < 0 ? i : slot;
             continue;
         }
         if (mp->users == 0 && (victim < 0 || mp->used < n->maps[victim].used))
@@ -195,13 +197,33 @@ static int s_map_find(ws_node_t *n, const ws_msg_t *m)
     return slot;
 }
 
+/* The process has ended (or is ending: a zombie, or its files already closed). */
+static bool s_gone(pid_t pid)
+{
+    char path[48], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return true;
+    size_t k = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[k] = 0;
+    const char *state = strrchr(buf, ')'); /* "pid (comm) S ...": comm may hold anything */
+    if (!state || state[1] != ' ' || strchr("ZXx", state[2]))
+        return true;
+    snprintf(path, sizeof path, "/proc/%d/fd/0", (int)pid);
+    struct stat st;
+    return stat(path, &st) != 0 && errno == ENOENT; /* exit closed its files */
+}
+
 bool ws_shm_accept(ws_node_t *n, ws_in_t *in, const ws_msg_t *m, int src)
 {
     if (m->shm_fd < 0)
         return false;
     int map = n->shm_on && m->shm_host == n->host ? s_map_find(n, m) : -1;
     if (map < 0) {
-        n->st.shm_refusals++;
+        if (!n->shm_on || m->shm_host != n->host || !s_gone(m->shm_pid))
+            n->st.shm_refusals++; /* else the parent died since it offered: no refusal */
         ws_shm_ack(n, src, WS_A_NOSHM, m->version, m->shm_xfer);
         return false;
     }

@@ -55,6 +55,8 @@ static bool s_is(const char *mode)
     return strcmp(s_mode, mode) == 0;
 }
 
+static int s_victim(void);
+
 /* The job runs with the same-host path off: the noshm mode, or PV_WSYNC_SHM=0 from the
  * environment (ctest runs every fault mode both ways). */
 static bool s_shm_off(void)
@@ -77,7 +79,10 @@ static void s_check_shm_sub(const pv_wsync_stats_t *st)
                   (unsigned long long)st->shm_reads, (unsigned long long)st->shm_refusals);
     if (s_shm_here(s_rank)) {
         assert_true(st->shm_reads >= 1);
-        assert_int_equal(st->shm_refusals, 0);
+        /* the victim's child may have been offered a version by it just before it was killed,
+         * and found its buffer gone while mapping it: that one is refused */
+        assert_true(st->shm_refusals <=
+                    (s_rank == s_victim() + (s_is("chain") ? 1 : 2) && !s_is("stop") ? 1u : 0u));
     } else {
         assert_int_equal(st->shm_reads, 0);
         assert_int_equal(st->shm_refusals, s_is("mixed") ? 1 : 0);
