@@ -36,6 +36,14 @@ void pv_checksum_reset(pv_checksum_state_t *st);
 /* Add the next len bytes. */
 void pv_checksum_update(pv_checksum_state_t *st, const void *data, size_t len);
 
+/* Copy len bytes from src to dst (not overlapping; either may be unaligned) and add them to
+ * the running checksum, fused: in pieces of 32 KiB, each hashed from dst right after it is
+ * copied, while it is still in the first-level caches, so the bytes come from memory once.
+ * Same digest as memcpy then pv_checksum_update(st, dst, len). Used by the weights tree's
+ * same-host path (common/wsync_shm.c): a receiver copies a version out of its parent's
+ * shared buffer and verifies it in one pass. */
+void pv_checksum_copy_update(pv_checksum_state_t *st, void *dst, const void *src, size_t len);
+
 /* The checksum of everything added since the last reset (the state is unchanged). */
 uint64_t pv_checksum_digest(const pv_checksum_state_t *st);
 

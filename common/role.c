@@ -180,6 +180,13 @@ void pv_weights_in_destroy(pv_weights_in_t **in)
 {
     if (!in || !*in)
         return;
+    if ((*in)->mpi) {
+        pv_wsync_stats_t st = pv_wsync_sub_stats((*in)->mpi);
+        PV_LOG_INFO("weights over MPI: %llu versions received (%llu copied from the parent's "
+                    "shared memory, %llu offers refused), %llu refused",
+                    (unsigned long long)st.received, (unsigned long long)st.shm_reads,
+                    (unsigned long long)st.shm_refusals, (unsigned long long)st.refused);
+    }
     pv_wsync_sub_destroy(&(*in)->mpi);
     pv_weights_sub_destroy(&(*in)->relay);
     free(*in);

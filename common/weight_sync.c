@@ -42,7 +42,9 @@ static pv_err_t s_node_init(ws_node_t *n, MPI_Comm comm, int root, size_t n_para
         return PV_ERR_NOMEM;
     }
     n->sync_ok = true; /* from here on a failure is undone by ws_node_finish */
-    n->ctrl_req = n->rrecv_req = MPI_REQUEST_NULL;
+    n->ctrl_req = n->rrecv_req = n->ack_req = MPI_REQUEST_NULL;
+    for (int i = 0; i < WS_N_ACK; i++)
+        n->ack_out_req[i] = MPI_REQUEST_NULL;
     for (int i = 0; i < WS_N_REPORT; i++)
         n->rep_req[i] = MPI_REQUEST_NULL;
     if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS)
@@ -84,6 +86,8 @@ static pv_err_t s_node_init(ws_node_t *n, MPI_Comm comm, int root, size_t n_para
         if (!x->begin_msg || !x->epoch_msg)
             return PV_ERR_NOMEM;
     }
+    if (ws_shm_init(n, &o) != PV_OK)
+        return PV_ERR_MPI;
     ws_tree_update(n);
     int rc = want_root ? MPI_Irecv(&n->rrecv, (int)sizeof n->rrecv, MPI_BYTE, MPI_ANY_SOURCE,
                                    PV_WSYNC_TAG_REPORT, comm, &n->rrecv_req)
@@ -121,6 +125,7 @@ bool ws_step(ws_node_t *n)
 {
     uint64_t now = ws_now_ms();
     bool moved = n->is_root ? ws_pub_step(n, now) : ws_sub_step(n, now, true);
+    moved |= ws_shm_acks(n);
     ws_schedule(n);
     moved |= ws_pump_outs(n, now);
     if (!n->is_root) {
@@ -129,6 +134,9 @@ bool ws_step(ws_node_t *n)
             ws_report(n, WS_R_HAVE, n->ok_version, n->rank);
         ws_report_flush(n);
     }
+    n->st.pinned = 0;
+    for (int b = 0; b < n->n_bufs; b++)
+        n->st.pinned += n->bufs[b].refs > 0;
     if (n->event) { /* a version verified or refused, a stop, the root's lagging at 0 */
         n->event = false;
         pthread_cond_broadcast(&n->changed);
@@ -189,6 +197,8 @@ static int s_pending(ws_node_t *n, bool cancel)
             MPI_Cancel(&n->ctrl_req);
         if (n->rrecv_req != MPI_REQUEST_NULL)
             MPI_Cancel(&n->rrecv_req);
+        if (n->ack_req != MPI_REQUEST_NULL)
+            MPI_Cancel(&n->ack_req);
         for (int i = 0; i < WS_MAX_IN; i++)
             for (uint32_t k = n->in[i].ready; n->in[i].used && k < n->n_chunks; k++)
                 if (n->in[i].req[k] != MPI_REQUEST_NULL)
@@ -196,6 +206,9 @@ static int s_pending(ws_node_t *n, bool cancel)
     }
     S_REQ(n->ctrl_req);
     S_REQ(n->rrecv_req);
+    S_REQ(n->ack_req);
+    for (int i = 0; i < WS_N_ACK; i++)
+        S_REQ(n->ack_out_req[i]);
     for (int i = 0; i < WS_N_REPORT; i++)
         S_REQ(n->rep_req[i]);
     for (int i = 0; i < WS_MAX_IN; i++)
@@ -229,7 +242,8 @@ void ws_node_finish(ws_node_t *n)
     if (pending > 0)
         return; /* the node, its buffers and messages stay: MPI may still touch them */
     for (int b = 0; b < n->n_bufs; b++)
-        free(n->bufs[b].bytes);
+        ws_shm_free(&n->bufs[b]);
+    ws_shm_finish(n);
     for (int i = 0; i < WS_MAX_IN; i++) {
         free(n->in[i].req);
         pv_checksum_destroy(&n->in[i].hs);

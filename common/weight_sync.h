@@ -56,6 +56,21 @@
  * - Idle waiting does not spin: the helper sleeps 1 ms between tests when nothing has moved
  *   for 2 ms; while chunks move, or a caller is in pv_wsync_wait() (its first 50 ms), it
  *   tests continuously and yields the CPU between tests (as OpenMPI's yield-when-idle).
+ * - Same host (common/wsync_shm.c): every rank's version buffers are shared memory
+ *   (memfd_create, mmap). BEGIN offers the child the buffer the version is in (the sender's
+ *   pid, the memfd's fd number, its generation and a random nonce that proves it is that
+ *   file); a child on the same host opens /proc/PID/fd/N read-only, maps it, and copies
+ *   each chunk into its own shared buffer as soon as the parent marks it ready in the
+ *   buffer's header, hashing it in the same pass (pv_checksum_copy_update), so a version
+ *   moves down a same-host tree as a pipeline of one copy per rank, without MPI messages for
+ *   the bytes. It answers DONE (the parent unpins the buffer) or, unable to map it (another
+ *   host, no /proc access, opts.shm = -1 or PV_WSYNC_SHM=0 in its environment), NOSHM, and
+ *   the parent sends that child chunk messages from then on. A parent never waits on a
+ *   child's copy: a child that does not answer within stall_ms of the version being whole
+ *   in the buffer is stalled like one that does not drain its sends, and its pin is dropped
+ *   at once (a stopped child holds no buffer). If the buffer is then reused under a copy,
+ *   the child sees the generation change, drops the copy (LOST: sent again) and the
+ *   checksum would refuse any torn byte that slipped through.
  * Every rank must have called MPI_Init; `comm` is typically an MPI_Comm_split of the roles
  * that hold a policy copy, with MPI_ERRORS_RETURN.
  */
@@ -70,6 +85,7 @@
 #include "common/err.h"
 
 #define PV_WSYNC_TAG        7101 /* MPI tag of control messages (begin, end, epoch, stop) */
+#define PV_WSYNC_TAG_ACK    7102 /* children's answers to same-host offers (DONE, NOSHM) */
 #define PV_WSYNC_TAG_REPORT 7103 /* subscribers' reports to the root */
 #define PV_WSYNC_TAG_DATA   7200 /* chunks of version v: PV_WSYNC_TAG_DATA + v % 4096 */
 
@@ -86,6 +102,8 @@ typedef struct pv_wsync_opts {
     int fanout;               /* children per rank, 1 .. PV_WSYNC_FANOUT_MAX (0 = 2) */
     int stall_ms;             /* a child that drains nothing for this long is cut out (0 = 2000) */
     int thread;               /* 0 = helper thread when MPI_THREAD_MULTIPLE, -1 = never */
+    int shm;                  /* 0 = same-host shared memory when possible, -1 = never (also
+                               * env PV_WSYNC_SHM=0); each rank's own */
     uint64_t corrupt_version; /* test hook (root): flip one byte of this version after its
                                * checksum is computed, as a fault in flight would (0 = off) */
 } pv_wsync_opts_t;
@@ -111,6 +129,13 @@ typedef struct pv_wsync_stats {
                             * version; subscriber: children with a transfer in progress */
     uint32_t cut_out;      /* ranks out of the tree in the current epoch */
     uint64_t last_refused; /* version of the last refusal (0 = none) */
+    uint64_t shm_reads;    /* subscriber: versions copied whole out of a parent's shared buffer */
+    uint64_t shm_sends;    /* transfers to children that copied them out of this rank's shared
+                            * buffer (their DONE came) */
+    uint64_t shm_refusals; /* subscriber: same-host offers it refused; parent: NOSHM answers */
+    uint32_t pinned;       /* version buffers pinned now (the latest / newest verified / front
+                            * version, the back buffer, transfers in and out); a stopped or dead
+                            * same-host child holds none once found stalled */
 } pv_wsync_stats_t;
 
 /* ---- publisher (root) ----------------------------------------------------------------- */

@@ -12,6 +12,9 @@
  *                        STOP (from the root).
  *   PV_WSYNC_TAG_DATA+v  the chunks of version v, in order, raw bytes.
  *   PV_WSYNC_TAG_REPORT  ws_report_t to the root: HAVE / REFUSED a version, STALLED child.
+ *   PV_WSYNC_TAG_ACK     ws_ack_t to the parent, same-host path (wsync_shm.c): DONE (copied
+ *                        out of the parent's shared buffer), LOST (the buffer was reused
+ *                        under the copy: send again), NOSHM (offer refused: send chunks).
  * All integers little-endian (the hosts we run on); the bitmap has bit r%8 of byte r/8 set
  * when rank r is out of the tree.
  */
@@ -20,6 +23,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/types.h>
 
 #include "common/checksum.h"
 #include "common/weight_sync.h"
@@ -32,9 +36,14 @@
 #define WS_N_OWED     64   /* reports waiting for a slot */
 #define WS_ALIVE_MS   1000 /* a subscriber reports its version at least this often */
 #define WS_MAX_PARAMS (1ull << 40)
+#define WS_N_ACK      8          /* acks to parents in flight */
+#define WS_N_MAPS     64         /* parents' shared buffers kept mapped */
+#define WS_SHM_HDR    4096       /* a shared buffer: this header page, then the version's bytes */
+#define WS_SHM_BUDGET (4u << 20) /* bytes a step copies at most out of shared memory */
 
 enum { WS_BEGIN = 1, WS_END = 2, WS_EPOCH = 3, WS_ABORT = 4, WS_STOP = 5 };
 enum { WS_R_HAVE = 1, WS_R_REFUSED = 2, WS_R_STALLED = 3 };
+enum { WS_A_DONE = 1, WS_A_LOST = 2, WS_A_NOSHM = 3 };
 
 typedef struct ws_msg {
     uint32_t magic;
@@ -46,7 +55,52 @@ typedef struct ws_msg {
     uint64_t epoch;
     uint32_t chunk_bytes;
     uint32_t n_ranks; /* size of the communicator: bits in the bitmap */
+    /* BEGIN, same-host offer (shm_fd -1: none): the version is in the sender's shared buffer
+     * /proc/shm_pid/fd/shm_fd, generation shm_gen (wsync_shm.c) */
+    int32_t shm_pid;
+    int32_t shm_fd;
+    uint64_t shm_host;  /* the sender's host (hash of processor name and boot id) */
+    uint64_t shm_nonce; /* random, in the buffer's header: proves it is that buffer */
+    uint64_t shm_gen;
+    uint64_t shm_xfer; /* the transfer's number (per parent and child): matches its ack */
 } ws_msg_t;
+
+typedef struct ws_ack {
+    uint32_t magic;
+    uint32_t kind; /* WS_A_* */
+    uint64_t version;
+    uint64_t xfer; /* shm_xfer of the BEGIN answered */
+} ws_ack_t;
+
+/* The header page of a shared buffer, written by its owner only. gen changes (before any
+ * byte of the new contents is written) each time the buffer is taken for another version;
+ * ready is the prefix of chunks in place for generation gen. */
+typedef struct ws_shm_hdr {
+    uint64_t magic; /* WS_SHM_MAGIC */
+    uint64_t nonce;
+    uint64_t bytes;
+    _Atomic uint64_t gen;
+    _Atomic uint32_t ready;
+} ws_shm_hdr_t;
+#define WS_SHM_MAGIC 0x4d48535457565050ull /* "PPVWTSHM" */
+
+/* A buffer's shared memory (fd -1: plain malloc) */
+typedef struct ws_shm {
+    int fd;
+    ws_shm_hdr_t *hdr;
+    size_t len; /* of the mapping: WS_SHM_HDR + bytes */
+} ws_shm_t;
+
+/* A parent's shared buffer, mapped read-only by a child */
+typedef struct ws_map {
+    pid_t pid;
+    int fd;
+    uint64_t nonce;
+    unsigned char *base; /* (len) mapped PROT_READ: never written; NULL = free slot */
+    size_t len;
+    int users;     /* transfers in copying from it */
+    uint64_t used; /* last use (a counter), for eviction */
+} ws_map_t;
 
 typedef struct ws_report {
     uint32_t magic;
@@ -65,7 +119,9 @@ typedef struct ws_buf {
     bool filling; /* the publisher or a receive still writes it */
     bool bad;     /* refused: only a source for forwards still in progress */
     bool leaked;  /* a receive that could not be cancelled may write it: never reused */
-    int refs;     /* pins: latest / newest verified / front, the receive, each chunk send */
+    int refs;     /* pins: latest / newest verified / front, the receive, each chunk send,
+                   * each same-host transfer until the child's DONE */
+    ws_shm_t sh;
 } ws_buf_t;
 
 typedef struct ws_out {    /* this rank's sends to one child */
@@ -86,6 +142,10 @@ typedef struct ws_out {    /* this rank's sends to one child */
     ws_msg_t end_msg;
     uint64_t last_ms; /* start of the transfer or the last completion */
     int pin;          /* a buffer of the version, pinned while the transfer lasts */
+    int shm;          /* same-host path with this child: 0 not known yet, 1 yes, -1 refused */
+    bool shm_now;     /* this transfer was offered through shared memory */
+    bool want_ack;    /* its DONE / LOST / NOSHM has not come (counts as pending) */
+    uint64_t xfer;    /* number of the transfer in progress (or last), carried in BEGIN */
 } ws_out_t;
 
 typedef struct ws_in { /* a transfer this subscriber receives */
@@ -99,6 +159,11 @@ typedef struct ws_in { /* a transfer this subscriber receives */
     pv_checksum_state_t *hs;
     bool have_end;
     uint64_t last_ms;
+    bool shm;      /* copied out of the parent's shared buffer, not received */
+    int map;       /* its mapping (n->maps) */
+    uint64_t gen;  /* the generation the parent offered */
+    uint64_t xfer; /* the parent's transfer number */
+    bool acked;    /* DONE / LOST sent */
 } ws_in_t;
 
 typedef struct ws_node {
@@ -152,6 +217,16 @@ typedef struct ws_node {
     bool event; /* set by a step: wake the waiters */
     atomic_bool quit;
     uint64_t eager_until_ms; /* the helper polls without sleeping until then */
+    /* same-host path (wsync_shm.c) */
+    bool shm_on; /* offer own buffers and accept the parent's (opts.shm, PV_WSYNC_SHM) */
+    pid_t pid;
+    uint64_t host; /* hash of MPI_Get_processor_name and the boot id */
+    MPI_Request ack_req;
+    ws_ack_t ack_in;
+    MPI_Request ack_out_req[WS_N_ACK];
+    ws_ack_t ack_out[WS_N_ACK];
+    ws_map_t maps[WS_N_MAPS];
+    uint64_t map_clock;
 } ws_node_t;
 
 struct pv_wsync_pub {
@@ -184,9 +259,49 @@ void ws_epoch_set(ws_node_t *n, uint64_t epoch, const unsigned char *bitmap, int
 void ws_schedule(ws_node_t *n); /* start transfers to idle children */
 bool ws_pump_outs(ws_node_t *n, uint64_t now);
 void ws_report(ws_node_t *n, int kind, uint64_t version, int rank); /* to the root */
+/* A slot of `req` (n_slots sends) whose send has completed, -1 when all are in flight. */
+int ws_free_slot(MPI_Request *req, int n_slots);
+/* Test the posted receive *req: 1 = a message arrived (its *src, *count bytes), 0 = not yet,
+ * -1 = it completed in error (larger than the buffer: the caller counts it rejected),
+ * -2 = MPI failed (n->err set). The caller posts the next receive after 1 and -1. */
+int ws_recv_test(ws_node_t *n, MPI_Request *req, int *src, int *count);
 void ws_report_flush(ws_node_t *n); /* send what ws_report had to keep */
 /* Child `child` does not drain its transfer of `version`: cut it (root) or report it. */
 void ws_on_stalled(ws_node_t *n, int child, uint64_t version);
+
+/* ---- wsync_shm.c: the same-host path ------------------------------------------------- */
+/* Options and identity (opts->shm, env PV_WSYNC_SHM=0, this host and pid); posts the ack
+ * receive. Errors: PV_ERR_MPI. */
+pv_err_t ws_shm_init(ws_node_t *n, const pv_wsync_opts_t *opts);
+/* Bytes for a new buffer: a memfd shared mapping when shm_on (b->sh set), else malloc;
+ * NULL when out of memory. */
+unsigned char *ws_shm_alloc(const ws_node_t *n, ws_buf_t *b);
+void ws_shm_free(ws_buf_t *b);
+/* The buffer is taken for another version: a new generation, nothing ready. */
+void ws_shm_reuse(ws_buf_t *b);
+/* Chunks [0, ready) of b are in place (published to its children through the header). */
+void ws_buf_set_ready(ws_buf_t *b, uint32_t ready);
+/* Fill BEGIN's offer (shm_* fields) for child c of a transfer from buffer b: an offer when
+ * this rank and b are shared and c has not refused (o->shm_now set), else shm_fd = -1. */
+void ws_shm_offer(ws_node_t *n, int c, int b, ws_msg_t *m);
+/* Subscriber, BEGIN m from src: map the offered buffer into `in` (true), or refuse it
+ * (NOSHM sent when an offer was made; false: receive chunks). */
+bool ws_shm_accept(ws_node_t *n, ws_in_t *in, const ws_msg_t *m, int src);
+/* Copy (and hash) what the parent made ready for `in`, at most about *budget bytes (a chunk
+ * at least; *budget is decreased); sends DONE once whole. Returns 1 when something was
+ * copied, 0 when nothing was ready, -1 when the parent reused the buffer (LOST sent: the
+ * caller closes `in`). */
+int ws_shm_pull(ws_node_t *n, ws_in_t *in, size_t *budget);
+/* `in` is closed: its mapping is no longer used by it; LOST is sent if nothing was. */
+void ws_shm_release(ws_node_t *n, ws_in_t *in);
+/* Answer the parent (kind WS_A_*). */
+void ws_shm_ack(ws_node_t *n, int parent, int kind, uint64_t version, uint64_t gen);
+/* Take the children's acks that have arrived (each goes to ws_out_ack). */
+bool ws_shm_acks(ws_node_t *n);
+/* wsync_tree.c: child c answered transfer xfer of `version` (kind WS_A_*). */
+void ws_out_ack(ws_node_t *n, int c, int kind, uint64_t version, uint64_t xfer);
+/* Unmap every parent buffer (node end). */
+void ws_shm_finish(ws_node_t *n);
 
 /* ---- wsync_sub.c / wsync_pub.c: the side-specific parts of a step ---------------------- */
 bool ws_sub_step(ws_node_t *n, uint64_t now, bool before_outs);

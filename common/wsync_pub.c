@@ -153,7 +153,7 @@ static void s_ready(ws_node_t *n, ws_buf_t *buf, uint32_t ready)
 {
     pthread_mutex_lock(&n->mu);
     bool first = buf->ready == 0;
-    buf->ready = ready;
+    ws_buf_set_ready(buf, ready);
     if (first)
         ws_schedule(n);
     ws_pump_outs(n, ws_now_ms());

@@ -43,6 +43,7 @@ static ws_in_t *s_in_find(ws_node_t *n, int src, uint64_t version)
 static void s_in_close(ws_node_t *n, ws_in_t *in)
 {
     ws_buf_t *b = &n->bufs[in->buf];
+    ws_shm_release(n, in);
     for (uint32_t k = in->ready; k < n->n_chunks; k++) {
         int done = 0;
         if (in->req[k] == MPI_REQUEST_NULL)
@@ -116,6 +117,7 @@ static void s_begin(ws_node_t *n, int src, const ws_msg_t *m, uint64_t now)
         in->cap = n->n_chunks;
     }
     *in = (ws_in_t){.used = true,
+                    .map = -1,
                     .src = src,
                     .version = m->version,
                     .buf = b,
@@ -124,6 +126,8 @@ static void s_begin(ws_node_t *n, int src, const ws_msg_t *m, uint64_t now)
                     .hs = in->hs,
                     .last_ms = now};
     pv_checksum_reset(in->hs);
+    if (ws_shm_accept(n, in, m, src))
+        return; /* copied out of the parent's shared buffer (ws_shm_pull) */
     for (uint32_t k = 0; k < n->n_chunks; k++)
         if (MPI_Irecv(n->bufs[b].bytes + (size_t)k * n->chunk_bytes, (int)ws_chunk_len(n, k),
                       MPI_BYTE, src, ws_tag(m->version), n->comm, &in->req[k]) != MPI_SUCCESS)
@@ -202,6 +206,7 @@ static void s_in_done(ws_node_t *n, ws_in_t *in)
         }
         ws_report(n, WS_R_HAVE, in->version, n->rank);
     }
+    ws_shm_release(n, in);
     ws_buf_unref(n, in->buf);
     in->used = false;
 }
@@ -219,30 +224,35 @@ bool ws_sub_step(ws_node_t *n, uint64_t now, bool before_outs)
     bool moved = false;
     if (before_outs) {
         while (n->ctrl_req != MPI_REQUEST_NULL) {
-            int done = 0, count = 0;
-            MPI_Status st;
-            if (MPI_Test(&n->ctrl_req, &done, &st) != MPI_SUCCESS) {
-                if (n->ctrl_req != MPI_REQUEST_NULL) {
-                    n->err = PV_ERR_MPI;
-                    break;
-                }
+            int src = -1, count = 0, got = ws_recv_test(n, &n->ctrl_req, &src, &count);
+            if (got == 0 || got == -2)
+                break;
+            if (got == 1) {
+                s_control(n, src, count, now);
+            } else {
                 n->st.rejected++; /* completed in error: larger than any message of ours */
                 n->event = true;
-            } else if (!done) {
-                break;
-            } else {
-                MPI_Get_count(&st, MPI_BYTE, &count);
-                s_control(n, st.MPI_SOURCE, count, now);
             }
             moved = true;
             if (MPI_Irecv(n->ctrl_buf, (int)n->msg_bytes + 256, MPI_BYTE, MPI_ANY_SOURCE,
                           PV_WSYNC_TAG, n->comm, &n->ctrl_req) != MPI_SUCCESS)
                 n->err = PV_ERR_MPI;
         }
+        size_t budget = WS_SHM_BUDGET;
         for (int i = 0; i < WS_MAX_IN; i++) {
             ws_in_t *in = &n->in[i];
+            if (in->used && in->shm) {
+                int got = ws_shm_pull(n, in, &budget);
+                if (got != 0) {
+                    in->last_ms = now;
+                    moved = true;
+                }
+                if (got < 0)
+                    s_in_close(n, in); /* the parent reused the buffer: it sends again */
+                continue;
+            }
             while (in->used && in->ready < n->n_chunks && s_arrived(&in->req[in->ready])) {
-                n->bufs[in->buf].ready = ++in->ready;
+                ws_buf_set_ready(&n->bufs[in->buf], ++in->ready);
                 in->last_ms = now;
                 moved = true;
             }

@@ -94,14 +94,17 @@ int ws_buf_get(ws_node_t *n, uint64_t version)
     if (b < 0) {
         if (n->n_bufs == WS_MAX_BUFS)
             return -1;
-        unsigned char *p = malloc(n->bytes ? n->bytes : 1);
+        ws_buf_t fresh = {0};
+        unsigned char *p = ws_shm_alloc(n, &fresh); /* shared memory when it can be */
         if (!p)
             return -1;
         b = n->n_bufs++;
-        n->bufs[b] = (ws_buf_t){.bytes = p};
+        n->bufs[b] = (ws_buf_t){.bytes = p, .sh = fresh.sh};
     }
     ws_buf_t *buf = &n->bufs[b];
-    *buf = (ws_buf_t){.bytes = buf->bytes, .version = version, .filling = true, .refs = 1};
+    *buf = (ws_buf_t){
+        .bytes = buf->bytes, .sh = buf->sh, .version = version, .filling = true, .refs = 1};
+    ws_shm_reuse(buf); /* a child still copying an older version sees it change */
     return b;
 }
 
@@ -131,7 +134,8 @@ void ws_msg_fill(const ws_node_t *n, unsigned char *out, int kind, uint64_t vers
                   .n_params = n->n_params,
                   .epoch = n->epoch,
                   .chunk_bytes = n->chunk_bytes,
-                  .n_ranks = (uint32_t)n->size};
+                  .n_ranks = (uint32_t)n->size,
+                  .shm_fd = -1};
     memcpy(out, &m, sizeof m);
     unsigned char *bits = out + sizeof m;
     memset(bits, 0, n->msg_bytes - sizeof m);
@@ -190,7 +194,12 @@ static void s_out_start(ws_node_t *n, int c, uint64_t version)
     o->posted = o->done = 0;
     o->end_posted = false;
     o->last_ms = ws_now_ms();
+    o->xfer++;
     ws_msg_fill(n, o->begin_msg, WS_BEGIN, version);
+    ws_msg_t m;
+    memcpy(&m, o->begin_msg, sizeof m);
+    ws_shm_offer(n, c, o->pin, &m);
+    memcpy(o->begin_msg, &m, sizeof m);
     if (MPI_Isend(o->begin_msg, (int)n->msg_bytes, MPI_BYTE, c, PV_WSYNC_TAG, n->comm,
                   &o->begin_req) != MPI_SUCCESS)
         n->err = PV_ERR_MPI;
@@ -240,10 +249,11 @@ static bool s_test(MPI_Request *r)
     return flag != 0;
 }
 
+/* Something of the child's is outstanding: a send, or the answer to a same-host offer. */
 static bool s_pending(const ws_out_t *o)
 {
     return o->done < o->posted || o->begin_req != MPI_REQUEST_NULL ||
-           o->end_req != MPI_REQUEST_NULL;
+           o->end_req != MPI_REQUEST_NULL || o->want_ack;
 }
 
 static void s_send_ctrl(ws_node_t *n, ws_out_t *o, int c, int kind)
@@ -255,7 +265,8 @@ static void s_send_ctrl(ws_node_t *n, ws_out_t *o, int c, int kind)
                             .n_params = n->n_params,
                             .epoch = n->epoch,
                             .chunk_bytes = n->chunk_bytes,
-                            .n_ranks = (uint32_t)n->size};
+                            .n_ranks = (uint32_t)n->size,
+                            .shm_fd = -1};
     if (kind == WS_END)
         o->end_msg.checksum = n->bufs[s_sum_source(n, o->version)].checksum;
     if (MPI_Isend(&o->end_msg, (int)sizeof o->end_msg, MPI_BYTE, c, PV_WSYNC_TAG, n->comm,
@@ -270,9 +281,63 @@ static void s_out_end(ws_node_t *n, ws_out_t *o)
     o->pin = -1;
 }
 
+/* The child reads the version out of the pinned buffer: post END once the checksum is
+ * known; finish once the child said DONE and END has left. The stall clock only runs once
+ * the version is whole in the buffer and END is posted (the child cannot be blamed before). */
+static bool s_advance_shm(ws_node_t *n, ws_out_t *o, int c, uint64_t now)
+{
+    const ws_buf_t *pb = &n->bufs[o->pin];
+    if (pb->ready < n->n_chunks || !o->end_posted)
+        o->last_ms = now;
+    if (!o->end_posted && o->end_req == MPI_REQUEST_NULL && s_sum_source(n, o->version) >= 0) {
+        s_send_ctrl(n, o, c, WS_END);
+        o->end_posted = true;
+        return true;
+    }
+    if (!pb->filling && pb->ready < n->n_chunks) { /* its transfer in was given up here */
+        if (o->end_req != MPI_REQUEST_NULL)
+            return false; /* END still leaving; ABORT follows it */
+        s_send_ctrl(n, o, c, WS_ABORT);
+        o->want_ack = false;
+        s_out_end(n, o);
+        o->owe_catchup = true;
+        return true;
+    }
+    if (o->end_posted && !s_pending(o)) {
+        s_out_end(n, o);
+        return true;
+    }
+    return false;
+}
+
+void ws_out_ack(ws_node_t *n, int c, int kind, uint64_t version, uint64_t xfer)
+{
+    ws_out_t *o = &n->out[c];
+    if (!o->want_ack || o->version != version || o->xfer != xfer)
+        return; /* an old transfer's, already given up */
+    o->want_ack = false;
+    o->last_ms = ws_now_ms();
+    if (kind == WS_A_DONE) {
+        n->st.shm_sends++;
+    } else if (kind == WS_A_NOSHM) { /* chunk messages from now on, starting with this one */
+        n->st.shm_refusals++;
+        o->shm = -1;
+        o->shm_now = false;
+    } else { /* LOST: the buffer was reused under its copy (after a stall); again */
+        if (o->active)
+            s_out_end(n, o);
+        o->sent_v = 0;
+        o->owe_catchup = true;
+    }
+    if (kind != WS_A_NOSHM)
+        o->shm = 1;
+}
+
 /* Post what child c can be sent of its transfer; finish or give it up. */
 static bool s_advance(ws_node_t *n, ws_out_t *o, int c, uint64_t now)
 {
+    if (o->shm_now)
+        return s_advance_shm(n, o, c, now);
     bool moved = false;
     while (o->posted < n->n_chunks) {
         int b = s_source(n, o->version, o->posted);
@@ -339,6 +404,9 @@ static bool s_pump(ws_node_t *n, int c, uint64_t now)
     if (s_pending(o) && now - o->last_ms > (uint64_t)n->stall_ms) {
         o->stalled = true;
         n->st.stalled++;
+        if (o->active && o->shm_now)
+            s_out_end(n, o); /* its pin goes: a stopped child holds no buffer (want_ack stays:
+                              * stalled until it answers) */
         ws_on_stalled(n, c, o->version);
     }
     return moved;
@@ -360,22 +428,46 @@ bool ws_pump_outs(ws_node_t *n, uint64_t now)
     return moved;
 }
 
+int ws_free_slot(MPI_Request *req, int n_slots)
+{
+    for (int i = 0; i < n_slots; i++) {
+        int done = 1;
+        if (req[i] != MPI_REQUEST_NULL)
+            MPI_Test(&req[i], &done, MPI_STATUS_IGNORE);
+        if (done)
+            return i;
+    }
+    return -1;
+}
+
+int ws_recv_test(ws_node_t *n, MPI_Request *req, int *src, int *count)
+{
+    int done = 0;
+    MPI_Status st;
+    if (MPI_Test(req, &done, &st) != MPI_SUCCESS) {
+        if (*req == MPI_REQUEST_NULL)
+            return -1;
+        n->err = PV_ERR_MPI;
+        return -2;
+    }
+    if (!done)
+        return 0;
+    *src = st.MPI_SOURCE;
+    MPI_Get_count(&st, MPI_BYTE, count);
+    return 1;
+}
+
 /* Send one report; false when every slot is still in flight. */
 static bool s_report_send(ws_node_t *n, const ws_report_t *rep)
 {
-    for (int i = 0; i < WS_N_REPORT; i++) {
-        int done = 1;
-        if (n->rep_req[i] != MPI_REQUEST_NULL)
-            MPI_Test(&n->rep_req[i], &done, MPI_STATUS_IGNORE);
-        if (!done)
-            continue;
-        n->rep[i] = *rep;
-        if (MPI_Isend(&n->rep[i], (int)sizeof n->rep[i], MPI_BYTE, n->root, PV_WSYNC_TAG_REPORT,
-                      n->comm, &n->rep_req[i]) != MPI_SUCCESS)
-            n->err = PV_ERR_MPI;
-        return true;
-    }
-    return false;
+    int i = ws_free_slot(n->rep_req, WS_N_REPORT);
+    if (i < 0)
+        return false;
+    n->rep[i] = *rep;
+    if (MPI_Isend(&n->rep[i], (int)sizeof n->rep[i], MPI_BYTE, n->root, PV_WSYNC_TAG_REPORT,
+                  n->comm, &n->rep_req[i]) != MPI_SUCCESS)
+        n->err = PV_ERR_MPI;
+    return true;
 }
 
 void ws_report(ws_node_t *n, int kind, uint64_t version, int rank)

@@ -2,12 +2,14 @@
  * point-to-point messages, every version hashed and verified) against a raw MPI_Bcast of the
  * same bytes, measured side by side in one run, rounds interleaved.
  *   mpirun -np 4 build/tests/bench_weight_sync [--chunk KiB] [--fanout K] [--rounds N]
- *                                               [--thread -1] [MiB ...]
+ *                                               [--thread -1] [--shm -1] [MiB ...]
  * (default sizes 1 4 16 64). Rank 0 prints, per size: the median seconds per round of each
  * method, the tree's median over the Bcast's (the ratio) for pv_wsync_publish (it copies the
  * parameters into its snapshot: "tree") and for the double buffer (pv_wsync_pub_back, then
  * pv_wsync_publish_back: no copy, "tree0"), and the cost of one XXH3 of the version on one
- * core (what each rank spends verifying, if it could not overlap it).
+ * core (what each rank spends verifying, if it could not overlap it), and "shm": of the
+ * transfers the root started, how many its children copied out of its shared memory (the
+ * same-host path; --shm -1 turns it off, as PV_WSYNC_SHM=0 does).
  * A round starts at a barrier and ends with the barrier every rank enters once it holds the
  * new version (subscribers: pv_wsync_wait returned it, verified), for both methods. */
 #include <mpi.h>
@@ -56,15 +58,17 @@ int main(int argc, char **argv)
             rounds = atoi(argv[first + 1]);
         else if (strcmp(argv[first], "--thread") == 0) /* -1: no helper threads */
             opts.thread = atoi(argv[first + 1]);
+        else if (strcmp(argv[first], "--shm") == 0) /* -1: chunk messages only */
+            opts.shm = atoi(argv[first + 1]);
     }
     static const double defaults[] = {1, 4, 16, 64};
     int n_sizes = argc > first ? argc - first : 4;
     double *tb = calloc((size_t)rounds, sizeof *tb), *tw = calloc((size_t)rounds, sizeof *tw);
     double *tz = calloc((size_t)rounds, sizeof *tz);
     if (rank == 0)
-        printf("%-6s %-5s %-6s %-6s %11s %11s %7s %11s %7s %11s  (xxh3: %s)\n", "MiB", "ranks",
+        printf("%-6s %-5s %-6s %-6s %11s %11s %7s %11s %7s %11s %9s  (xxh3: %s)\n", "MiB", "ranks",
                "chunk", "fanout", "bcast s", "tree s", "ratio", "tree0 s", "ratio0", "xxh3 s",
-               pv_checksum_impl());
+               "shm", pv_checksum_impl());
     for (int si = 0; si < n_sizes; si++) {
         double mib = argc > first ? atof(argv[first + si]) : defaults[si];
         size_t n = (size_t)(mib * 1024 * 1024 / 4);
@@ -127,9 +131,13 @@ int main(int argc, char **argv)
             double th = MPI_Wtime() - t0;
             (void)h;
             double mb = s_median(tb, rounds), mw = s_median(tw, rounds), mz = s_median(tz, rounds);
-            printf("%-6.1f %-5d %-6u %-6d %11.5f %11.5f %7.2f %11.5f %7.2f %11.5f\n", mib, size,
+            pv_wsync_stats_t st = pv_wsync_pub_stats(pub);
+            char shm[32];
+            snprintf(shm, sizeof shm, "%llu/%llu", (unsigned long long)st.shm_sends,
+                     (unsigned long long)st.sends);
+            printf("%-6.1f %-5d %-6u %-6d %11.5f %11.5f %7.2f %11.5f %7.2f %11.5f %9s\n", mib, size,
                    (opts.chunk_bytes ? opts.chunk_bytes : PV_WSYNC_CHUNK_DEFAULT) / 1024,
-                   opts.fanout ? opts.fanout : 2, mb, mw, mw / mb, mz, mz / mb, th);
+                   opts.fanout ? opts.fanout : 2, mb, mw, mw / mb, mz, mz / mb, th, shm);
             fflush(stdout);
             pv_wsync_stop(pub, 1000, NULL);
         } else {

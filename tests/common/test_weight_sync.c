@@ -12,7 +12,15 @@
  *             after version 3; ranks 2 and 3 still end on the last version;
  *   chain     np 5, fanout 1 (0-1-2-3-4): rank 2 is killed; 3 and 4 still get everything;
  *   stop      np 4: rank 1 stops itself (SIGSTOP) after version 3, the tree re-forms around
- *             it, then the root resumes it and it is taken back and caught up.
+ *             it, then the root resumes it and it is taken back and caught up;
+ *   noshm     the default mode with the same-host path off (opts.shm = -1): chunk messages;
+ *   mixed     the default mode with PV_WSYNC_SHM=0 in rank 2 only: it refuses the root's
+ *             offer and gets chunk messages, while its sibling rank 1 (and rank 3 below it)
+ *             copy out of shared memory.
+ * All ranks run on this host, so every mode but noshm (and rank 2 in mixed) must move the
+ * versions through shared memory (shm_reads), including the corrupt one (refused all the
+ * same) and the victims' re-formed trees; a stopped same-host child holds no buffer once it
+ * is found stalled (the root's pinned count drops back).
  * Everything is judged by what happened (versions held, counters), never by time: a slow
  * machine makes the stall detection fire late or early, and either way the outcome asserted
  * here holds. */
@@ -39,11 +47,57 @@ enum { N_PARAMS = 300000, N_VERSIONS = 30, TAG_TEST = 99 };
 
 static int s_rank, s_size;
 static const char *s_mode = "";
+static bool s_env_off; /* PV_WSYNC_SHM=0 in the job's environment */
 static pv_wsync_opts_t s_opts = {.chunk_bytes = 64 * 1024, .stall_ms = 300};
 
 static bool s_is(const char *mode)
 {
     return strcmp(s_mode, mode) == 0;
+}
+
+static int s_victim(void);
+
+/* The job runs with the same-host path off: the noshm mode, or PV_WSYNC_SHM=0 from the
+ * environment (ctest runs every fault mode both ways). */
+static bool s_shm_off(void)
+{
+    return s_is("noshm") || s_env_off;
+}
+
+/* This rank copies versions out of its parent's shared memory (else: chunk messages). */
+static bool s_shm_here(int rank)
+{
+    return !s_shm_off() && !(s_is("mixed") && rank == 2);
+}
+
+/* The same-host counters of a subscriber that received `n_versions` or more versions: all
+ * through shared memory, or none; refusals only where an offer was refused (mixed, rank 2:
+ * the first offer; the root offers no more). */
+static void s_check_shm_sub(const pv_wsync_stats_t *st)
+{
+    print_message("rank %d: shm reads %llu, refusals %llu\n", s_rank,
+                  (unsigned long long)st->shm_reads, (unsigned long long)st->shm_refusals);
+    if (s_shm_here(s_rank)) {
+        assert_true(st->shm_reads >= 1);
+        /* the victim's child may have been offered a version by it just before it was killed,
+         * and found its buffer gone while mapping it: that one is refused */
+        assert_true(st->shm_refusals <=
+                    (s_rank == s_victim() + (s_is("chain") ? 1 : 2) && !s_is("stop") ? 1u : 0u));
+    } else {
+        assert_int_equal(st->shm_reads, 0);
+        assert_int_equal(st->shm_refusals, s_is("mixed") ? 1 : 0);
+    }
+}
+
+static void s_check_shm_root(const pv_wsync_stats_t *st)
+{
+    print_message("root: shm sends %llu, refusals %llu\n", (unsigned long long)st->shm_sends,
+                  (unsigned long long)st->shm_refusals);
+    assert_int_equal(st->shm_refusals, s_is("mixed") ? 1 : 0);
+    if (s_shm_off())
+        assert_int_equal(st->shm_sends, 0);
+    else
+        assert_true(st->shm_sends >= 1);
 }
 
 static int s_victim(void)
@@ -152,6 +206,13 @@ static void s_publish_all(MPI_Comm comm, float *p, pv_rng_t *rng, pid_t victim_p
         assert_true(st.reparents >= 1);
         assert_true(st.cut_out >= 1); /* a slow machine may cut a live rank too, for a while */
     }
+    if (s_is("stop") && !s_shm_off()) {
+        /* the stopped rank was offered a version after 3 (27 more came once it was about to
+         * stop) that it never answered: found stalled, its pin went. Left: the latest version and
+         * the back buffer taken after it (transfers to live children end once they answer) */
+        while (pv_wsync_pub_stats(pub).pinned > 2)
+            pv_sleep_ms(10);
+    }
     if (s_is("stop")) { /* resumed: it drains, reports, is taken back and caught up */
         kill(victim_pid, SIGCONT);
         s_settle(pub, 0);
@@ -162,6 +223,7 @@ static void s_publish_all(MPI_Comm comm, float *p, pv_rng_t *rng, pid_t victim_p
     st = pv_wsync_pub_stats(pub);
     assert_int_equal(st.published, N_VERSIONS);
     assert_int_equal(st.refused, 0);
+    s_check_shm_root(&st);
     print_message("root: sends %llu, skipped %llu, catch-ups %llu, chunks %llu, stalled %llu, "
                   "epochs %llu\n",
                   (unsigned long long)st.sends, (unsigned long long)st.skipped,
@@ -202,6 +264,7 @@ static void s_subscribe_all(MPI_Comm comm, float *p, pv_rng_t *rng)
     pv_wsync_stats_t st = pv_wsync_sub_stats(sub);
     assert_int_equal(st.refused, 0);
     assert_int_equal(st.rejected, 0);
+    s_check_shm_sub(&st);
     print_message("rank %d: received %llu, forwarded %llu chunks, re-parented %llu\n", s_rank,
                   (unsigned long long)st.received, (unsigned long long)st.chunks,
                   (unsigned long long)st.reparents);
@@ -280,6 +343,7 @@ static void test_corrupt_version_is_refused(void **state)
         pv_wsync_stats_t st = pv_wsync_pub_stats(pub);
         assert_int_equal(st.refused, (uint64_t)(s_size - 1));
         assert_int_equal(st.last_refused, 3);
+        s_check_shm_root(&st);
         assert_int_equal(pv_wsync_stop(pub, 5000, NULL), PV_OK);
         pv_wsync_pub_destroy(&pub);
     } else {
@@ -313,6 +377,9 @@ static void test_corrupt_version_is_refused(void **state)
         assert_int_equal(st.received, 3);
         assert_int_equal(st.refused, 1);
         assert_int_equal(st.rejected, 1); /* the rogue message, counted, nothing applied */
+        s_check_shm_sub(&st);
+        if (s_shm_here(s_rank)) /* all four, the corrupt one too, copied from shared memory */
+            assert_true(st.shm_reads >= 4);
         (void)rogue;
         pv_wsync_sub_destroy(&sub);
     }
@@ -382,10 +449,16 @@ int main(int argc, char **argv)
     if (pv_mpi_init(&argc, &argv, &s_rank, &s_size) != PV_OK)
         return 1;
     s_mode = argc > 1 ? argv[1] : "";
+    const char *env = getenv("PV_WSYNC_SHM");
+    s_env_off = env && strcmp(env, "0") == 0;
     if (s_is("nothread"))
         s_opts.thread = -1;
     if (s_is("chain"))
         s_opts.fanout = 1;
+    if (s_is("noshm"))
+        s_opts.shm = -1;
+    if (s_is("mixed") && s_rank == 2)
+        setenv("PV_WSYNC_SHM", "0", 1); /* read by every node this rank makes */
     const struct CMUnitTest all[] = {
         cmocka_unit_test(test_wrong_roles_are_refused),
         cmocka_unit_test(test_versions_arrive_whole_and_in_order),
