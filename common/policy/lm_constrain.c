@@ -17,31 +17,25 @@ pv_err_t pv_lm_action_ids(pv_lm_t *lm, const char *text, pv_lmp_ids_t *out)
     return rc ? rc : pv_lmp_push(out, lm->lmp.im_end);
 }
 
+/* *p resized to n elements of `size` bytes (unchanged on failure). */
+static pv_err_t s_resize(void *p, size_t n, size_t size)
+{
+    void *q = realloc(*(void **)p, n * size);
+    if (!q)
+        return PV_ERR_NOMEM;
+    *(void **)p = q;
+    return PV_OK;
+}
+
 pv_err_t pv_lm_cand_room(pv_lm_work_t *w, size_t n)
 {
     if (n + 1 <= w->cap_cands)
         return PV_OK;
     size_t cap = n + 1;
-    size_t *off = realloc(w->cand_off, cap * sizeof *off);
-    if (!off)
+    if (s_resize(&w->cand_off, cap, sizeof *w->cand_off) ||
+        s_resize(&w->score, cap, sizeof *w->score) || s_resize(&w->alive, cap, sizeof *w->alive) ||
+        s_resize(&w->allow, cap, sizeof *w->allow) || s_resize(&w->keep, cap, sizeof *w->keep))
         return PV_ERR_NOMEM;
-    w->cand_off = off;
-    double *sc = realloc(w->score, cap * sizeof *sc);
-    if (!sc)
-        return PV_ERR_NOMEM;
-    w->score = sc;
-    size_t *alive = realloc(w->alive, cap * sizeof *alive);
-    if (!alive)
-        return PV_ERR_NOMEM;
-    w->alive = alive;
-    uint32_t *allow = realloc(w->allow, cap * sizeof *allow);
-    if (!allow)
-        return PV_ERR_NOMEM;
-    w->allow = allow;
-    float *keep = realloc(w->keep, cap * sizeof *keep);
-    if (!keep)
-        return PV_ERR_NOMEM;
-    w->keep = keep;
     w->cap_cands = cap;
     return PV_OK;
 }

@@ -442,25 +442,45 @@ static void s_finish(const pv_policy_t *p, pv_lm_work_t *w, size_t n_gen, const 
     out->reply = w->reply;
 }
 
+/* Write the action token by token from the logits of the context in `slot` (w->logits).
+ * decode = constrain: each token is drawn from softmax(logits / T) masked to the ids that
+ * continue some candidate's tokens (the trie of pv_lm_cands), until a candidate ends (its
+ * <|im_end|>, or max_new tokens), and the action is that candidate; a token with one
+ * allowed id is forced (log-prob 0, entropy 0). */
 static pv_err_t s_generate(const pv_policy_t *p, pv_lm_work_t *w, size_t slot, pv_rng_t *rng,
                            const char *const *cands, size_t n, pv_policy_step_t *out)
 {
-    const pv_lm_t *lm = p->impl;
+    pv_lm_t *lm = p->impl;
+    bool constrain = p->spec.decode == PV_POLICY_DECODE_CONSTRAIN;
     float T = p->spec.temperature, inv_t = 1.0f / T;
+    pv_lm_walk_t wk = {0};
+    if (constrain) {
+        pv_err_t rc = pv_lm_cands(lm, w, cands, n);
+        if (rc != PV_OK)
+            return rc;
+        pv_lm_walk_start(&wk, w, n);
+    }
     double lp_sum = 0.0, ent = 0.0;
     size_t k = 0;
-    for (; k < lm->max_new; k++) {
+    while (k < lm->max_new) {
         uint32_t tok;
         float lp;
+        if (constrain) {
+            size_t na = pv_lm_walk_allowed(&wk, w->allow);
+            if (na == 0) /* every candidate on the path ended (cut at max_new) */
+                break;
+            pv_k_mask(w->logits, w->keep, lm->V, w->allow, na);
+        }
         ent += s_entropy(w->logits, lm->V, inv_t);
         pv_tf_sample(w->logits, lm->V, T, rng, &tok, &lp);
         w->gen[k] = tok;
-        w->gen_lp[k] = lp;
+        w->gen_lp[k++] = lp;
         lp_sum += lp;
-        if (tok == lm->lmp.im_end || k + 1 == lm->max_new) {
-            k++;
+        if (constrain)
+            pv_lm_walk_step(&wk, tok);
+        if (tok == lm->lmp.im_end || k == lm->max_new ||
+            (constrain && pv_lm_walk_ended(&wk) != SIZE_MAX))
             break;
-        }
         pv_err_t rc = pv_tf_decode(lm->model, w->cache, &slot, &tok, 1, w->logits, NULL);
         if (rc == PV_OK)
             rc = pv_lmp_push(&w->slot[slot].ids, tok);
@@ -473,54 +493,8 @@ static pv_err_t s_generate(const pv_policy_t *p, pv_lm_work_t *w, size_t slot, p
                               .tokens = w->gen,
                               .token_logprobs = w->gen_lp};
     s_finish(p, w, k, cands, n, out);
-    return PV_OK;
-}
-
-/* decode = constrain: generate as s_generate, each token drawn from softmax(logits / T)
- * masked to the ids that continue some candidate's tokens (the trie of pv_lm_cands), until
- * a candidate ends (its <|im_end|>, or max_new tokens): the action is that candidate. A
- * token with one allowed id is forced: log-prob 0, entropy 0. */
-static pv_err_t s_constrain(const pv_policy_t *p, pv_lm_work_t *w, size_t slot, pv_rng_t *rng,
-                            const char *const *cands, size_t n, pv_policy_step_t *out)
-{
-    pv_lm_t *lm = p->impl;
-    float T = p->spec.temperature, inv_t = 1.0f / T;
-    pv_err_t rc = pv_lm_cands(lm, w, cands, n);
-    if (rc != PV_OK)
-        return rc;
-    pv_lm_walk_t wk;
-    pv_lm_walk_start(&wk, w, n);
-    double lp_sum = 0.0, ent = 0.0;
-    size_t k = 0;
-    while (k < lm->max_new) {
-        size_t na = pv_lm_walk_allowed(&wk, w->allow);
-        if (na == 0) /* every candidate on the path ended (cut at max_new) */
-            break;
-        uint32_t tok;
-        float lp;
-        pv_k_mask(w->logits, w->keep, lm->V, w->allow, na);
-        ent += na > 1 ? s_entropy(w->logits, lm->V, inv_t) : 0.0;
-        pv_tf_sample(w->logits, lm->V, T, rng, &tok, &lp);
-        pv_lm_walk_step(&wk, tok);
-        w->gen[k] = tok;
-        w->gen_lp[k++] = lp;
-        lp_sum += lp;
-        if (tok == lm->lmp.im_end || k == lm->max_new || pv_lm_walk_ended(&wk) != SIZE_MAX)
-            break;
-        rc = pv_tf_decode(lm->model, w->cache, &slot, &tok, 1, w->logits, NULL);
-        if (rc == PV_OK)
-            rc = pv_lmp_push(&w->slot[slot].ids, tok);
-        if (rc != PV_OK)
-            return rc;
-    }
-    *out = (pv_policy_step_t){.logprob = (float)lp_sum,
-                              .entropy = (float)ent,
-                              .n_tokens = k,
-                              .tokens = w->gen,
-                              .token_logprobs = w->gen_lp};
-    s_finish(p, w, k, cands, n, out);
-    size_t c = pv_lm_walk_ended(&wk);
-    if (c != SIZE_MAX) { /* always, with at least one candidate */
+    size_t c = constrain ? pv_lm_walk_ended(&wk) : SIZE_MAX;
+    if (c != SIZE_MAX) { /* always under constrain, with at least one candidate */
         out->choice = c;
         out->action = cands[c];
     }
@@ -631,10 +605,8 @@ static pv_err_t s_act(const pv_policy_t *p, const pv_policy_ctx_t *ctx, const ch
         rc = s_prefill(lm, w, &slot, NULL);
     if (rc != PV_OK)
         return rc;
-    if (p->spec.decode == PV_POLICY_DECODE_GENERATE)
+    if (p->spec.decode != PV_POLICY_DECODE_RANK)
         return s_generate(p, w, slot, rng, cands, n, out);
-    if (p->spec.decode == PV_POLICY_DECODE_CONSTRAIN)
-        return s_constrain(p, w, slot, rng, cands, n, out);
     if ((rc = s_rank(p, w, slot, cands, n, NULL)) != PV_OK)
         return rc;
     double ent;
