@@ -281,9 +281,10 @@
     I(learner, bc_epochs, 4, 0, 1000, "Passes over the behaviour-cloning demonstrations.")         \
     I(learner, bc_batch, 32, 1, 100000, "Demonstrations per behaviour-cloning step.")              \
     F(learner, bc_lr, 0.0, 0.0, 10.0, "Adam learning rate of behaviour cloning; 0 = learner.lr.")  \
-    B(learner, bc_mask, true,                                                                      \
+    B(learner, bc_mask, false,                                                                     \
       "policy.decode=constrain: behaviour cloning's token cross-entropy over the masked "          \
-      "distribution (the admissible actions' continuations); false = over the whole vocabulary.")  \
+      "distribution (the admissible actions' continuations) instead of the whole vocabulary "      \
+      "(measured worse on alfworld-lm: 0.140 / 0.200 held-out against 0.340 / 0.340).")            \
     I(learner, eval_every, 10, 0, 1000000,                                                         \
       "Held-out evaluation (greedy and sampled) every N iterations; 0 = off.")                     \
     I(learner, eval_tasks, 50, 1, 1000000,                                                         \
