@@ -36,10 +36,7 @@ static const char *const s_cands[] = {
 #define S_NC (sizeof s_cands / sizeof s_cands[0])
 
 typedef struct s_fix {
-    char *json;
-    size_t len;
-    pv_policy_t *p;
-    pv_policy_work_t *w;
+    lm_fixture_t lm;       /* first: lm_fixture_teardown reads it */
     uint32_t ct[S_NC][32]; /* every candidate's tokens (text and end token) */
     size_t cn[S_NC];
 } s_fix_t;
@@ -48,37 +45,16 @@ static int s_setup(void **state)
 {
     static s_fix_t f;
     memset(&f, 0, sizeof f);
-    f.json = lm_fixture_vocab(&f.len);
-    if (!f.json)
+    /* 24 new tokens: every candidate fits, its end token included */
+    if (lm_fixture_setup(7, PV_POLICY_DECODE_CONSTRAIN, 24, &f.lm.json, &f.lm.len, &f.lm.p,
+                         &f.lm.w) != 0)
         return -1;
-    pv_policy_spec_t sp = lm_fixture_spec(f.json, f.len, 7);
-    sp.temperature = 0.9f;
-    sp.decode = PV_POLICY_DECODE_CONSTRAIN;
-    sp.max_new_tokens = 24; /* every candidate fits, its end token included */
-    pv_errmsg_t em = {{0}};
-    if (pv_policy_new(&sp, &f.p, &em) != PV_OK || pv_policy_work_new(f.p, &f.w) != PV_OK) {
-        print_error("%s\n", em.text);
-        return -1;
-    }
     for (size_t c = 0; c < S_NC; c++)
-        if (pv_policy_action_tokens(f.p, s_cands[c], NULL, 0, f.w, f.ct[c], 32, &f.cn[c]) != PV_OK)
+        if (pv_policy_action_tokens(f.lm.p, s_cands[c], NULL, 0, f.lm.w, f.ct[c], 32, &f.cn[c]) !=
+            PV_OK)
             return -1;
     *state = &f;
     return 0;
-}
-
-static int s_teardown(void **state)
-{
-    s_fix_t *f = *state;
-    pv_policy_work_destroy(&f->w);
-    pv_policy_destroy(&f->p);
-    free(f->json);
-    return 0;
-}
-
-static pv_policy_ctx_t s_ctx(size_t t)
-{
-    return (pv_policy_ctx_t){LM_FIXTURE_TASK, lm_fixture_hist, 2 * t + 1};
 }
 
 /* The distinct ids that follow prefix[0 .. k) in some candidate (an independent trie). */
@@ -108,10 +84,11 @@ static void test_admissible_and_forced(void **state)
         pv_rng_t rng;
         pv_rng_seed(&rng, seed, 3);
         for (size_t t = 0; t < 5; t++) {
-            pv_policy_ctx_t ctx = s_ctx(t);
+            pv_policy_ctx_t ctx = lm_fixture_ctx(t);
             pv_policy_step_t st;
             assert_int_equal(
-                pv_policy_act(f->p, &ctx, s_cands, S_NC, seed % 8 ? &rng : NULL, f->w, &st), PV_OK);
+                pv_policy_act(f->lm.p, &ctx, s_cands, S_NC, seed % 8 ? &rng : NULL, f->lm.w, &st),
+                PV_OK);
             acts++;
             assert_true(st.choice < S_NC);
             assert_string_equal(st.action, s_cands[st.choice]);
@@ -139,9 +116,9 @@ static void test_admissible_and_forced(void **state)
                   acts, forced, branch, prefix_ends);
     assert_true(forced > 0 && branch > 0);
     /* no candidate: nothing to constrain to */
-    pv_policy_ctx_t ctx = s_ctx(0);
+    pv_policy_ctx_t ctx = lm_fixture_ctx(0);
     pv_policy_step_t st;
-    assert_int_equal(pv_policy_act(f->p, &ctx, NULL, 0, NULL, f->w, &st), PV_ERR_INVAL);
+    assert_int_equal(pv_policy_act(f->lm.p, &ctx, NULL, 0, NULL, f->lm.w, &st), PV_ERR_INVAL);
 }
 
 /* Play sampled episodes (the KV cache carried across steps, several seeds); the training
@@ -160,9 +137,10 @@ static void test_learner_reproduces(void **state)
         pv_rng_seed(&rng, 100 + e, 0);
         for (size_t t = 0; t < NS; t++) {
             size_t i = e * NS + t;
-            pv_policy_ctx_t ctx = s_ctx(t);
+            pv_policy_ctx_t ctx = lm_fixture_ctx(t);
             pv_policy_step_t st;
-            assert_int_equal(pv_policy_act(f->p, &ctx, s_cands, S_NC, &rng, f->w, &st), PV_OK);
+            assert_int_equal(pv_policy_act(f->lm.p, &ctx, s_cands, S_NC, &rng, f->lm.w, &st),
+                             PV_OK);
             memcpy(toks[i], st.tokens, st.n_tokens * sizeof(uint32_t));
             memcpy(blp[i], st.token_logprobs, st.n_tokens * sizeof(float));
             items[i] = (pv_policy_item_t){.ctx = ctx,
@@ -179,12 +157,14 @@ static void test_learner_reproduces(void **state)
     assert_non_null(ent);
     assert_non_null(full);
     pv_errmsg_t em = {{0}};
-    assert_int_equal(pv_policy_forward_items(f->p, items, NE * NS, f->w, lp, ent, &em), PV_OK);
+    assert_int_equal(pv_policy_forward_items(f->lm.p, items, NE * NS, f->lm.w, lp, ent, &em),
+                     PV_OK);
     double worst = 0;
     size_t differ = 0;
     for (size_t i = 0; i < NE * NS; i++)
         items[i].full_vocab = true;
-    assert_int_equal(pv_policy_forward_items(f->p, items, NE * NS, f->w, full, NULL, &em), PV_OK);
+    assert_int_equal(pv_policy_forward_items(f->lm.p, items, NE * NS, f->lm.w, full, NULL, &em),
+                     PV_OK);
     for (size_t i = 0, at = 0; i < NE * NS; i++)
         for (size_t k = 0; k < items[i].n_tokens; k++, at++) {
             double d = fabs((double)lp[at] - blp[i][k]);
@@ -202,8 +182,8 @@ static void test_learner_reproduces(void **state)
     assert_true(differ > 0);
     /* one step at a time: the same numbers */
     float l1[32];
-    assert_int_equal(pv_policy_forward(f->p, &items[3].ctx, s_cands, S_NC, toks[3],
-                                       items[3].n_tokens, f->w, l1, NULL),
+    assert_int_equal(pv_policy_forward(f->lm.p, &items[3].ctx, s_cands, S_NC, toks[3],
+                                       items[3].n_tokens, f->lm.w, l1, NULL),
                      PV_OK);
     for (size_t k = 0; k < items[3].n_tokens; k++)
         assert_true(fabsf(l1[k] - blp[3][k]) < 1e-5f);
@@ -211,13 +191,15 @@ static void test_learner_reproduces(void **state)
     uint32_t odd[32];
     size_t no = 0;
     assert_int_equal(
-        pv_policy_action_tokens(f->p, "go to sinkbasin 1", NULL, 0, f->w, odd, 32, &no), PV_OK);
+        pv_policy_action_tokens(f->lm.p, "go to sinkbasin 1", NULL, 0, f->lm.w, odd, 32, &no),
+        PV_OK);
     items[0] = (pv_policy_item_t){
-        .ctx = s_ctx(0), .cands = s_cands, .n_cands = S_NC, .tokens = odd, .n_tokens = no};
-    assert_int_equal(pv_policy_forward_items(f->p, items, 1, f->w, lp, NULL, &em), PV_ERR_RANGE);
+        .ctx = lm_fixture_ctx(0), .cands = s_cands, .n_cands = S_NC, .tokens = odd, .n_tokens = no};
+    assert_int_equal(pv_policy_forward_items(f->lm.p, items, 1, f->lm.w, lp, NULL, &em),
+                     PV_ERR_RANGE);
     assert_non_null(strstr(em.text, "candidates"));
     items[0].full_vocab = true; /* unless scored over the whole vocabulary */
-    assert_int_equal(pv_policy_forward_items(f->p, items, 1, f->w, lp, NULL, &em), PV_OK);
+    assert_int_equal(pv_policy_forward_items(f->lm.p, items, 1, f->lm.w, lp, NULL, &em), PV_OK);
     free(lp);
     free(ent);
     free(full);
@@ -228,9 +210,9 @@ static void test_learner_reproduces(void **state)
 static void test_choice_distribution(void **state)
 {
     s_fix_t *f = *state;
-    pv_policy_ctx_t ctx = s_ctx(4);
+    pv_policy_ctx_t ctx = lm_fixture_ctx(4);
     float lp[S_NC], ent;
-    assert_int_equal(pv_policy_logprobs(f->p, &ctx, s_cands, S_NC, f->w, lp, &ent), PV_OK);
+    assert_int_equal(pv_policy_logprobs(f->lm.p, &ctx, s_cands, S_NC, f->lm.w, lp, &ent), PV_OK);
     double z = 0;
     for (size_t c = 0; c < S_NC; c++)
         z += exp((double)lp[c]);
@@ -242,7 +224,7 @@ static void test_choice_distribution(void **state)
     enum { N = 400 };
     for (int i = 0; i < N; i++) {
         pv_policy_step_t st;
-        assert_int_equal(pv_policy_act(f->p, &ctx, s_cands, S_NC, &rng, f->w, &st), PV_OK);
+        assert_int_equal(pv_policy_act(f->lm.p, &ctx, s_cands, S_NC, &rng, f->lm.w, &st), PV_OK);
         assert_true(fabsf(st.logprob - lp[st.choice]) < 1e-4f);
         hits[st.choice]++;
     }
@@ -257,7 +239,7 @@ static void test_deterministic(void **state)
 {
     s_fix_t *f = *state;
     pv_policy_work_t *w2 = NULL;
-    assert_int_equal(pv_policy_work_new(f->p, &w2), PV_OK);
+    assert_int_equal(pv_policy_work_new(f->lm.p, &w2), PV_OK);
     int differ = 0;
     for (uint64_t seed = 1; seed <= 8; seed++) {
         pv_rng_t r1, r2, r3;
@@ -265,30 +247,30 @@ static void test_deterministic(void **state)
         pv_rng_seed(&r2, seed, 0);
         pv_rng_seed(&r3, seed + 50, 0);
         for (size_t t = 0; t < 3; t++) {
-            pv_policy_ctx_t ctx = s_ctx(t);
+            pv_policy_ctx_t ctx = lm_fixture_ctx(t);
             pv_policy_step_t a, b, c;
-            assert_int_equal(pv_policy_act(f->p, &ctx, s_cands, S_NC, &r1, f->w, &a), PV_OK);
+            assert_int_equal(pv_policy_act(f->lm.p, &ctx, s_cands, S_NC, &r1, f->lm.w, &a), PV_OK);
             uint32_t ta[32];
             float la[32];
             size_t na = a.n_tokens, ca = a.choice;
             memcpy(ta, a.tokens, na * sizeof *ta);
             memcpy(la, a.token_logprobs, na * sizeof *la);
-            assert_int_equal(pv_policy_act(f->p, &ctx, s_cands, S_NC, &r2, w2, &b), PV_OK);
+            assert_int_equal(pv_policy_act(f->lm.p, &ctx, s_cands, S_NC, &r2, w2, &b), PV_OK);
             assert_int_equal(b.choice, ca);
             assert_int_equal(b.n_tokens, na);
             assert_memory_equal(b.tokens, ta, na * sizeof *ta);
             for (size_t k = 0; k < na; k++) /* a warm cache vs a fresh prefill: 1e-5 */
                 assert_true(fabsf(b.token_logprobs[k] - la[k]) < 1e-5f);
-            assert_int_equal(pv_policy_act(f->p, &ctx, s_cands, S_NC, &r3, f->w, &c), PV_OK);
+            assert_int_equal(pv_policy_act(f->lm.p, &ctx, s_cands, S_NC, &r3, f->lm.w, &c), PV_OK);
             differ += c.choice != ca;
         }
     }
     assert_true(differ > 0);
-    pv_policy_ctx_t ctx = s_ctx(2);
+    pv_policy_ctx_t ctx = lm_fixture_ctx(2);
     pv_policy_step_t g1, g2;
-    assert_int_equal(pv_policy_act(f->p, &ctx, s_cands, S_NC, NULL, f->w, &g1), PV_OK);
+    assert_int_equal(pv_policy_act(f->lm.p, &ctx, s_cands, S_NC, NULL, f->lm.w, &g1), PV_OK);
     size_t c1 = g1.choice;
-    assert_int_equal(pv_policy_act(f->p, &ctx, s_cands, S_NC, NULL, w2, &g2), PV_OK);
+    assert_int_equal(pv_policy_act(f->lm.p, &ctx, s_cands, S_NC, NULL, w2, &g2), PV_OK);
     assert_int_equal(g2.choice, c1);
     pv_policy_work_destroy(&w2);
 }
@@ -301,5 +283,5 @@ int main(void)
         cmocka_unit_test(test_choice_distribution),
         cmocka_unit_test(test_deterministic),
     };
-    return cmocka_run_group_tests(tests, s_setup, s_teardown);
+    return cmocka_run_group_tests(tests, s_setup, lm_fixture_teardown);
 }
