@@ -83,9 +83,11 @@
     I(policy, vocab_size, 1024, 260, 1 << 20,                                                      \
       "transformer: ids of the learned vocabulary (bytes, merges, 3 chat tokens; fewer when the "  \
       "texts run out of pairs).")                                                                  \
-    E(policy, decode, "generate", "generate|rank",                                                 \
-      "transformer: write the action token by token, or score every admissible action by its "     \
-      "sequence log-prob and pick among them.")                                                    \
+    E(policy, decode, "generate", "generate|rank|constrain",                                       \
+      "transformer: write the action token by token; or score every admissible action by its "     \
+      "sequence log-prob and pick among them; or write it token by token with each token masked "  \
+      "to the continuations of the admissible actions' tokens (always admissible, log-probs of "   \
+      "the renormalised distribution, trained with the same mask).")                               \
     I(policy, max_new_tokens, 0, 0, 4096,                                                          \
       "transformer: tokens of one generated action, end token included; 0 = the model "            \
       "directory's prover_policy.json, else 32.")                                                  \
@@ -279,6 +281,10 @@
     I(learner, bc_epochs, 4, 0, 1000, "Passes over the behaviour-cloning demonstrations.")         \
     I(learner, bc_batch, 32, 1, 100000, "Demonstrations per behaviour-cloning step.")              \
     F(learner, bc_lr, 0.0, 0.0, 10.0, "Adam learning rate of behaviour cloning; 0 = learner.lr.")  \
+    B(learner, bc_mask, false,                                                                     \
+      "policy.decode=constrain: behaviour cloning's token cross-entropy over the masked "          \
+      "distribution (the admissible actions' continuations) instead of the whole vocabulary "      \
+      "(measured worse on alfworld-lm: 0.140 / 0.200 held-out against 0.340 / 0.340).")            \
     I(learner, eval_every, 10, 0, 1000000,                                                         \
       "Held-out evaluation (greedy and sampled) every N iterations; 0 = off.")                     \
     I(learner, eval_tasks, 50, 1, 1000000,                                                         \

@@ -124,8 +124,9 @@ void pv_role_policy_spec(const pv_config_t *cfg, pv_policy_spec_t *out)
         .temperature = cfg->actor.temperature > 0 ? (float)cfg->actor.temperature : 1.0f,
         .path = cfg->policy.path,
         .env = cfg->env.name,
-        .decode = strcmp(cfg->policy.decode, "rank") == 0 ? PV_POLICY_DECODE_RANK
-                                                          : PV_POLICY_DECODE_GENERATE,
+        .decode = strcmp(cfg->policy.decode, "rank") == 0        ? PV_POLICY_DECODE_RANK
+                  : strcmp(cfg->policy.decode, "constrain") == 0 ? PV_POLICY_DECODE_CONSTRAIN
+                                                                 : PV_POLICY_DECODE_GENERATE,
         .max_new_tokens = (uint32_t)cfg->policy.max_new_tokens,
         .prompt_window = (uint32_t)cfg->policy.prompt_window,
         .max_context = (uint32_t)cfg->policy.max_context,

@@ -44,7 +44,8 @@ static pv_err_t s_bc_tokens(pv_trainer_t *t, const pv_traj_t *demos, size_t n, d
                 (pv_policy_item_t){.ctx = {tr->task_text, tr->texts, 2 * (tr->first_step + s) + 1},
                                    .cands = tr->steps[s].cands,
                                    .n_cands = tr->steps[s].n_cands,
-                                   .n_tokens = k};
+                                   .n_tokens = k,
+                                   .full_vocab = t->bc_full_vocab};
             nt += k;
         }
     off[ni] = nt;

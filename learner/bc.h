@@ -10,6 +10,9 @@
  * with the end token (pv_policy_action_tokens), N counts them all, and the whole batch goes
  * through one pv_policy_backward_items; its accuracy is the share of steps whose every token
  * has probability above 1/2 (then it is the argmax: greedy decoding writes the action).
+ * Under policy.decode=constrain the probabilities are the masked ones (the candidates'
+ * continuations, as constrained decoding writes; a forced token has probability 1), or the
+ * whole vocabulary's when t->bc_full_vocab (learner.bc_mask = false).
  */
 #ifndef PV_LEARNER_BC_H
 #define PV_LEARNER_BC_H

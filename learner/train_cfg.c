@@ -41,6 +41,7 @@ pv_err_t pv_train_cfg_from_config(const pv_config_t *c, pv_train_cfg_t *out, pv_
     out->bc_epochs = (unsigned)c->learner.bc_epochs;
     out->bc_batch = (size_t)c->learner.bc_batch;
     out->bc_lr = c->learner.bc_lr > 0 ? c->learner.bc_lr : c->learner.lr;
+    out->bc_mask = c->learner.bc_mask;
     return PV_OK;
 }
 
@@ -75,7 +76,9 @@ pv_err_t pv_train_bc(const pv_train_cfg_t *tc, const pv_episodes_t *e, pv_traine
     if (!loss) /* documented as optional; pv_bc_train writes it */
         loss = &last_loss;
     pv_adam_set_lr(t->adam, tc->bc_lr);
+    t->bc_full_vocab = !tc->bc_mask;
     err = pv_bc_train(t, demos, tc->bc_episodes, tc->bc_epochs, tc->bc_batch, loss, accuracy, em);
+    t->bc_full_vocab = false;
     pv_adam_set_lr(t->adam, tc->adam.lr);
     /* RL starts with a fresh optimiser, as an RL run after SFT builds its own: BC's second
      * moments (of its larger gradients) would otherwise shrink RL's steps for ~1/(1 - beta2)

@@ -81,7 +81,9 @@ typedef struct pv_trainer {
     size_t cap_tok;
     double mm_sum, mm_max; /* mismatch of the update in progress */
     size_t mm_n;
-    pv_lag_hist_t lag; /* policy-lag histogram of the update in progress */
+    pv_lag_hist_t lag;  /* policy-lag histogram of the update in progress */
+    bool bc_full_vocab; /* behaviour cloning (bc.h) under decode=constrain scores the expert's
+                           tokens over the whole vocabulary, not the candidates' mask */
 } pv_trainer_t;
 
 /* Set up a trainer around `policy` and `adam` (same n_params). Errors: PV_ERR_INVAL,

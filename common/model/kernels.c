@@ -299,7 +299,8 @@ void pv_k_logsoftmax_fwd(float *z, float *lp, float *ent, const uint32_t *target
         for (size_t j = 0; j < V; j++) {
             float l = (float)((double)(row[j] * inv_temp) - lse);
             row[j] = l;
-            e -= (double)expf(l) * l;
+            if (l > -INFINITY) /* a masked id (pv_k_mask) has p = 0 and adds nothing */
+                e -= (double)expf(l) * l;
         }
         if (ent)
             ent[i] = (float)e;
@@ -318,8 +319,18 @@ void pv_k_logsoftmax_bwd(float *dz, const float *logp, const float *ent, const f
         float a = dlp[i] * inv_temp, b = dent ? dent[i] * inv_temp : 0.0f, H = dent ? ent[i] : 0.0f;
         for (size_t j = 0; j < V; j++) {
             float lj = l[j], p = expf(lj);
-            d[j] = -a * p - b * p * (lj + H);
+            d[j] = p > 0.0f ? -a * p - b * p * (lj + H) : 0.0f; /* a masked id: 0 */
         }
         d[targets[i]] += a;
     }
+}
+
+void pv_k_mask(float *z, float *keep, size_t V, const uint32_t *allow, size_t n_allow)
+{
+    for (size_t i = 0; i < n_allow; i++)
+        keep[i] = z[allow[i]];
+    for (size_t j = 0; j < V; j++)
+        z[j] = -INFINITY;
+    for (size_t i = 0; i < n_allow; i++)
+        z[allow[i]] = keep[i];
 }

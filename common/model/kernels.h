@@ -131,7 +131,9 @@ void pv_k_add_bwd(float *da, float *db, const float *dout, size_t n);
 double pv_k_logsumexp(const float *z, size_t V, float inv_temp);
 /* Per row i of z (N, V): logp_row = log_softmax(z_i / T) overwrites z_i (in place),
  * ent[i] = -sum_j p_j log p_j (nats), lp[i] = logp_row[targets[i]]. ent and lp may be NULL.
- * Targets must be < V. */
+ * Targets must be < V. A row masked by pv_k_mask (-inf outside its allowed ids, at least one
+ * allowed) gives the log-softmax renormalised over the allowed ids: -inf elsewhere (p = 0,
+ * no entropy term); a row with one allowed id gives exactly 0 for it. */
 void pv_k_logsoftmax_fwd(float *z, float *lp, float *ent, const uint32_t *targets, size_t N,
                          size_t V, float inv_temp);
 /* The gradient of L = sum_i dlp[i] lp[i] + dent[i] ent[i] w.r.t. the logits, from the
@@ -141,5 +143,12 @@ void pv_k_logsoftmax_fwd(float *z, float *lp, float *ent, const uint32_t *target
 void pv_k_logsoftmax_bwd(float *dz, const float *logp, const float *ent, const float *dlp,
                          const float *dent, const uint32_t *targets, size_t N, size_t V,
                          float inv_temp);
+
+/* Constrained decoding: z (V) keeps its values at the ids allow[0 .. n_allow) (each < V,
+ * duplicates allowed) and every other entry becomes -INFINITY, so softmax(z / T) is
+ * renormalised over the allowed ids (pv_k_logsumexp, pv_k_logsoftmax_fwd/_bwd and
+ * pv_tf_sample read such a row: disallowed ids get p = 0 and gradient 0). keep (n_allow) is
+ * the caller's scratch. n_allow >= 1. */
+void pv_k_mask(float *z, float *keep, size_t V, const uint32_t *allow, size_t n_allow);
 
 #endif

@@ -343,14 +343,19 @@ void pv_tf_sample(const float *logits, size_t V, float temperature, pv_rng_t *rn
     } else {
         /* inverse CDF: the first j whose cumulative probability passes u */
         double u = pv_rng_uniform(rng), acc = 0.0;
-        pick = V - 1;
+        size_t last = V - 1; /* u beyond the rounded total: the last id with p > 0 */
+        pick = SIZE_MAX;
         for (size_t j = 0; j < V; j++) {
+            if (logits[j] > -INFINITY)
+                last = j;
             acc += exp((double)(logits[j] * inv) - lse);
             if (acc > u) {
                 pick = j;
                 break;
             }
         }
+        if (pick == SIZE_MAX)
+            pick = last;
     }
     *token = (uint32_t)pick;
     if (logp)

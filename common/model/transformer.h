@@ -153,10 +153,29 @@ pv_err_t pv_tf_forward(const pv_tf_t *m, pv_tf_work_t *w, const uint32_t *tokens
                        const uint32_t *targets, size_t B, size_t T, float temperature, float *logp,
                        float *ent, pv_errmsg_t *em);
 
-/* Backward of the last pv_tf_forward on w (same parameters): given dL/dlogp (B, T) and
- * dL/dent (B, T) (NULL = 0), ADD dL/dθ into grad (pv_tf_n_params floats, laid out as the
- * parameters). Values at positions without a target are ignored. Errors: PV_ERR_STATE (no
- * forward cached on w). Allocates nothing. */
+/* Constrained decoding: the ids each position may predict. Position i (row b * T + t of a
+ * (B, T) batch) allows ids[begin[i] .. begin[i] + n[i]) (each < vocab_size); n[i] = 0 allows
+ * the whole vocabulary. Arrays borrowed for the call. */
+typedef struct pv_tf_allow {
+    const uint32_t *ids; /* the allowed ids, position by position */
+    const size_t *begin; /* (B, T) */
+    const uint32_t *n;   /* (B, T) */
+} pv_tf_allow_t;
+
+/* pv_tf_forward with the softmax of each position with a target renormalised over its
+ * allowed ids (allow; NULL = pv_tf_forward): disallowed ids have p = 0, so logp and ent are
+ * those of the masked distribution and pv_tf_backward gives them gradient 0; a position
+ * with one allowed id (a forced token) has logp = 0, ent = 0 and no gradient. Errors as
+ * pv_tf_forward, and PV_ERR_RANGE for a target outside its allowed ids or an allowed id >=
+ * vocab_size. Allocates nothing. */
+pv_err_t pv_tf_forward_masked(const pv_tf_t *m, pv_tf_work_t *w, const uint32_t *tokens,
+                              const uint32_t *targets, size_t B, size_t T, float temperature,
+                              const pv_tf_allow_t *allow, float *logp, float *ent, pv_errmsg_t *em);
+
+/* Backward of the last pv_tf_forward (or pv_tf_forward_masked) on w (same parameters): given
+ * dL/dlogp (B, T) and dL/dent (B, T) (NULL = 0), ADD dL/dθ into grad (pv_tf_n_params floats, laid
+ * out as the parameters). Values at positions without a target are ignored. Errors: PV_ERR_STATE
+ * (no forward cached on w). Allocates nothing. */
 pv_err_t pv_tf_backward(const pv_tf_t *m, pv_tf_work_t *w, const float *dlogp, const float *dent,
                         float *grad);
 

@@ -1,6 +1,7 @@
 /* transformer_train.c - the training forward (activations kept), its backward and the
  * evaluation forward; see transformer.h. Rows are tokens: row b*T + t is token t of
  * sequence b, N = B*T. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,7 @@ struct pv_tf_work {
     float *xsel;          /* (n_sel, C) final-norm rows with a target */
     float *logits;        /* (n_sel, V) logits, then log-probs, then their gradient */
     float *lp, *ent;      /* (n_sel) */
+    float *keep;          /* (V) pv_k_mask's scratch */
     float *dlp, *dent;    /* (n_sel) gathered upstream gradients */
     /* backward scratch */
     float *dres, *dln, *dsel;      /* (N, C) */
@@ -83,6 +85,7 @@ static size_t s_carve(pv_tf_work_t *w, const pv_tf_config_t *c, float *base)
         {&w->rstdf, N},
         {&w->xsel, N * C},
         {&w->logits, N * c->vocab_size},
+        {&w->keep, c->vocab_size},
         {&w->lp, N},
         {&w->ent, N},
         {&w->dlp, N},
@@ -227,15 +230,42 @@ static void s_forward(const pv_tf_t *m, pv_tf_work_t *w, const uint32_t *tokens,
     pv_k_matmul_fwd(w->logits, w->xsel, P + m->o_head, NULL, w->n_sel, C, c->vocab_size);
 }
 
-pv_err_t pv_tf_forward(const pv_tf_t *m, pv_tf_work_t *w, const uint32_t *tokens,
-                       const uint32_t *targets, size_t B, size_t T, float temperature, float *logp,
-                       float *ent, pv_errmsg_t *em)
+/* The allowed ids of every position with a target: each < V, the target among them. */
+static pv_err_t s_check_allow(const pv_tf_t *m, const uint32_t *targets, size_t N,
+                              const pv_tf_allow_t *a, pv_errmsg_t *em)
+{
+    for (size_t i = 0; i < N; i++) {
+        if (targets[i] == PV_TF_NO_TARGET || a->n[i] == 0)
+            continue;
+        const uint32_t *ids = a->ids + a->begin[i];
+        bool in = false;
+        for (uint32_t k = 0; k < a->n[i]; k++) {
+            if (ids[k] >= m->cfg.vocab_size)
+                return pv_errf(em, PV_ERR_RANGE,
+                               "transformer: allowed id %u at %zu >= vocab_size %u", ids[k], i,
+                               m->cfg.vocab_size);
+            in = in || ids[k] == targets[i];
+        }
+        if (!in)
+            return pv_errf(em, PV_ERR_RANGE,
+                           "transformer: target %u at %zu is none of its %u allowed ids",
+                           targets[i], i, a->n[i]);
+    }
+    return PV_OK;
+}
+
+pv_err_t pv_tf_forward_masked(const pv_tf_t *m, pv_tf_work_t *w, const uint32_t *tokens,
+                              const uint32_t *targets, size_t B, size_t T, float temperature,
+                              const pv_tf_allow_t *allow, float *logp, float *ent, pv_errmsg_t *em)
 {
     pv_err_t rc = s_check(m, w, tokens, targets, B, T, em);
+    if (rc == PV_OK && allow)
+        rc = s_check_allow(m, targets, B * T, allow, em);
     if (rc != PV_OK)
         return rc;
     if (!(temperature > 0))
         return pv_errf(em, PV_ERR_INVAL, "transformer: temperature must be > 0");
+    size_t V = m->cfg.vocab_size;
     w->ready = 0;
     w->n_sel = 0;
     for (size_t i = 0; i < B * T; i++)
@@ -244,9 +274,13 @@ pv_err_t pv_tf_forward(const pv_tf_t *m, pv_tf_work_t *w, const uint32_t *tokens
             w->tsel[w->n_sel++] = targets[i];
         }
     s_forward(m, w, tokens, B, T);
+    for (size_t i = 0; allow && i < w->n_sel; i++) {
+        size_t at = w->sel[i];
+        if (allow->n[at])
+            pv_k_mask(w->logits + i * V, w->keep, V, allow->ids + allow->begin[at], allow->n[at]);
+    }
     w->inv_temp = 1.0f / temperature;
-    pv_k_logsoftmax_fwd(w->logits, w->lp, w->ent, w->tsel, w->n_sel, m->cfg.vocab_size,
-                        w->inv_temp);
+    pv_k_logsoftmax_fwd(w->logits, w->lp, w->ent, w->tsel, w->n_sel, V, w->inv_temp);
     memset(logp, 0, B * T * sizeof *logp);
     if (ent)
         memset(ent, 0, B * T * sizeof *ent);
@@ -257,6 +291,13 @@ pv_err_t pv_tf_forward(const pv_tf_t *m, pv_tf_work_t *w, const uint32_t *tokens
     }
     w->ready = 1;
     return PV_OK;
+}
+
+pv_err_t pv_tf_forward(const pv_tf_t *m, pv_tf_work_t *w, const uint32_t *tokens,
+                       const uint32_t *targets, size_t B, size_t T, float temperature, float *logp,
+                       float *ent, pv_errmsg_t *em)
+{
+    return pv_tf_forward_masked(m, w, tokens, targets, B, T, temperature, NULL, logp, ent, em);
 }
 
 pv_err_t pv_tf_logits(const pv_tf_t *m, pv_tf_work_t *w, const uint32_t *tokens, size_t B, size_t T,

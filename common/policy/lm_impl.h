@@ -58,6 +58,10 @@ typedef struct pv_lm_work {
     float *cand_lp;    /* (cand.cap) per-token log-probs */
     double *score;     /* (cap_cands) sequence log-probs */
     size_t cap_cands, cand_lp_cap;
+    size_t *alive;        /* (cap_cands) constrain: the candidates the trie walk is still on */
+    uint32_t *allow;      /* (cap_cands) constrain: the allowed next ids */
+    float *keep;          /* (cap_cands) pv_k_mask's scratch */
+    float *mrow;          /* (V) rank under constrain: a masked copy of a logits row */
     uint32_t *gen;        /* (max_new) generated tokens */
     float *gen_lp;        /* (max_new) */
     char *reply, *action; /* decoded reply, parsed action */
@@ -75,6 +79,13 @@ typedef struct pv_lm_work {
     uint32_t *btok, *btgt; /* (tw_B * tw_T) one chunk */
     float *blp, *bent, *bdlp, *bdent;
     size_t cap_b;
+    /* training under decode = constrain: every action token's allowed ids */
+    pv_lmp_ids_t apool; /* the allowed ids, token by token */
+    size_t *abegin;     /* (n tokens) where a token's ids start in apool */
+    uint32_t *an;       /* (n tokens) how many (0 = the whole vocabulary) */
+    size_t cap_a, cap_an;
+    size_t *bbegin; /* (tw_B * tw_T) one chunk's pv_tf_allow_t */
+    uint32_t *bn;
     /* the one-step forward kept for pv_policy_backward */
     bool single_ready;
     size_t single_n;
@@ -94,6 +105,42 @@ pv_err_t pv_lm_backward_one(const pv_policy_t *p, void *work, const float *dlogp
                             float *grad);
 /* Free the training scratch of a work. */
 void pv_lm_train_free(pv_lm_work_t *w);
+
+/* ---- candidates and the trie over their tokens (lm_constrain.c) ---- */
+
+/* Encode text and the end token into out (reset first), under the tokenizer's lock.
+ * Errors: PV_ERR_NOMEM. */
+pv_err_t pv_lm_action_ids(pv_lm_t *lm, const char *text, pv_lmp_ids_t *out);
+
+/* Room in w's candidate scratch (cand_off, score, alive, allow, keep) for n candidates.
+ * Errors: PV_ERR_NOMEM. */
+pv_err_t pv_lm_cand_room(pv_lm_work_t *w, size_t n);
+
+/* Every candidate's tokens (its text encoded and <|im_end|>, cut at max_new tokens, as a
+ * generated action is) one after another into w->cand, candidate c at
+ * w->cand.ids[w->cand_off[c] .. w->cand_off[c + 1]). Errors: PV_ERR_NOMEM. */
+pv_err_t pv_lm_cands(pv_lm_t *lm, pv_lm_work_t *w, const char *const *cands, size_t n);
+
+/* A walk down the trie of the candidates' token sequences (decode = constrain): after k
+ * tokens, the candidates whose first k tokens are those tokens. */
+typedef struct pv_lm_walk {
+    const uint32_t *ids; /* w->cand.ids */
+    const size_t *off;   /* w->cand_off */
+    size_t *alive;       /* (n) w->alive: the candidates still on the path */
+    size_t n_alive;
+    size_t k; /* tokens walked */
+} pv_lm_walk_t;
+
+/* Start at the root over the n candidates pv_lm_cands encoded into w (borrows w's arrays). */
+void pv_lm_walk_start(pv_lm_walk_t *wk, const pv_lm_work_t *w, size_t n);
+/* The distinct next ids of the alive candidates (the k-th token of each that has one), in
+ * first-seen order, into allow (room for n_alive ids); returns their count (0: every alive
+ * candidate ended, or none is alive). */
+size_t pv_lm_walk_allowed(const pv_lm_walk_t *wk, uint32_t *allow);
+/* Walk one token: keep the alive candidates whose k-th token is tok. */
+void pv_lm_walk_step(pv_lm_walk_t *wk, uint32_t tok);
+/* The first alive candidate that ends exactly here (all its tokens walked), or SIZE_MAX. */
+size_t pv_lm_walk_ended(const pv_lm_walk_t *wk);
 
 /* Build the context of ctx into w->ctx under the tokenizer's lock. */
 pv_err_t pv_lm_context(pv_lm_t *lm, const pv_policy_ctx_t *ctx, const char *const *cands,

@@ -25,6 +25,14 @@
  * chosen candidate's: the learner trains them as if generated (the ratio of a rank step is
  * that of its tokens, not of the renormalised choice among candidates: a surrogate, as the
  * admissible-ranking agents train). pv_policy_logprobs gives s_c for every candidate.
+ * decode = constrain (lm_constrain.c): generation as above, but every token is drawn from
+ * softmax(logits / T) masked to the ids that continue some candidate's token sequence (a
+ * trie over the candidates' tokens, each encoded as rank encodes it; where a candidate ends
+ * its <|im_end|> is the continuation, beside the longer candidates' next tokens), so the
+ * action is always admissible (choice = the candidate written) and each behaviour log-prob
+ * is that of the renormalised distribution (a forced token, the only continuation, has
+ * log-prob 0 and entropy 0). The learner rebuilds the same masks from the step's candidates
+ * (lm_train.c). pv_policy_logprobs gives each candidate's log-prob under this process.
  *
  * KV cache. A work keeps PV_LM_SLOTS slots with the tokens each holds. A new context goes
  * to the slot sharing its longest prefix; when that slot holds more than the shared part
@@ -120,8 +128,8 @@ static pv_err_t s_resolve(pv_policy_spec_t *sp, pv_errmsg_t *em)
         return pv_errf(em, PV_ERR_INVAL,
                        "transformer: env '%s' has no prompt (alfworld, webshop, searchqa)",
                        sp->env);
-    if ((unsigned)sp->decode > PV_POLICY_DECODE_RANK)
-        return pv_errf(em, PV_ERR_INVAL, "transformer: decode is generate or rank");
+    if ((unsigned)sp->decode > PV_POLICY_DECODE_CONSTRAIN)
+        return pv_errf(em, PV_ERR_INVAL, "transformer: decode is generate, rank or constrain");
     if ((!sp->path || !*sp->path) && !sp->tokenizer_json)
         return pv_errf(em, PV_ERR_INVAL,
                        "transformer: no vocabulary: give a Hugging Face directory (path) or a "
@@ -264,6 +272,10 @@ static void s_work_destroy(void *w_)
     free(w->cand_off);
     free(w->cand_lp);
     free(w->score);
+    free(w->alive);
+    free(w->allow);
+    free(w->keep);
+    free(w->mrow);
     free(w->gen);
     free(w->gen_lp);
     free(w->reply);
@@ -280,11 +292,12 @@ static pv_err_t s_work_new(const pv_policy_t *p, void **out)
         return PV_ERR_NOMEM;
     w->text_cap = 8 * lm->max_new * 16 + 64;
     w->logits = malloc(lm->V * sizeof *w->logits);
+    w->mrow = malloc(lm->V * sizeof *w->mrow);
     w->gen = malloc(lm->max_new * sizeof *w->gen);
     w->gen_lp = malloc(lm->max_new * sizeof *w->gen_lp);
     w->reply = malloc(w->text_cap);
     w->action = malloc(w->text_cap);
-    if (!w->logits || !w->gen || !w->gen_lp || !w->reply || !w->action ||
+    if (!w->logits || !w->mrow || !w->gen || !w->gen_lp || !w->reply || !w->action ||
         pv_tf_cache_new(lm->model, PV_LM_SLOTS, lm->max_context, &w->cache, NULL) != PV_OK) {
         s_work_destroy(w);
         return PV_ERR_NOMEM;
@@ -300,16 +313,6 @@ pv_err_t pv_lm_context(pv_lm_t *lm, const pv_policy_ctx_t *ctx, const char *cons
     pv_err_t rc = pv_lmp_context(&lm->lmp, lm->tok, ctx, cands, n_cands, out, em);
     pthread_mutex_unlock(&lm->tok_mu);
     return rc;
-}
-
-/* Encode text and the end token into out (reset first), under the lock. */
-static pv_err_t s_action_ids(pv_lm_t *lm, const char *text, pv_lmp_ids_t *out)
-{
-    out->n = 0;
-    pthread_mutex_lock(&lm->tok_mu);
-    pv_err_t rc = pv_lmp_encode(lm->tok, text, strlen(text), out);
-    pthread_mutex_unlock(&lm->tok_mu);
-    return rc ? rc : pv_lmp_push(out, lm->lmp.im_end);
 }
 
 static size_t s_lcp(const uint32_t *a, size_t na, const uint32_t *b, size_t nb)
@@ -403,7 +406,8 @@ static double s_entropy(const float *z, size_t V, float inv_t)
     double lse = pv_k_logsumexp(z, V, inv_t), h = 0.0;
     for (size_t j = 0; j < V; j++) {
         double lp = (double)(z[j] * inv_t) - lse;
-        h -= exp(lp) * lp;
+        if (lp > -INFINITY) /* an id masked by pv_k_mask has p = 0 */
+            h -= exp(lp) * lp;
     }
     return h;
 }
@@ -438,25 +442,45 @@ static void s_finish(const pv_policy_t *p, pv_lm_work_t *w, size_t n_gen, const 
     out->reply = w->reply;
 }
 
+/* Write the action token by token from the logits of the context in `slot` (w->logits).
+ * decode = constrain: each token is drawn from softmax(logits / T) masked to the ids that
+ * continue some candidate's tokens (the trie of pv_lm_cands), until a candidate ends (its
+ * <|im_end|>, or max_new tokens), and the action is that candidate; a token with one
+ * allowed id is forced (log-prob 0, entropy 0). */
 static pv_err_t s_generate(const pv_policy_t *p, pv_lm_work_t *w, size_t slot, pv_rng_t *rng,
                            const char *const *cands, size_t n, pv_policy_step_t *out)
 {
-    const pv_lm_t *lm = p->impl;
+    pv_lm_t *lm = p->impl;
+    bool constrain = p->spec.decode == PV_POLICY_DECODE_CONSTRAIN;
     float T = p->spec.temperature, inv_t = 1.0f / T;
+    pv_lm_walk_t wk = {0};
+    if (constrain) {
+        pv_err_t rc = pv_lm_cands(lm, w, cands, n);
+        if (rc != PV_OK)
+            return rc;
+        pv_lm_walk_start(&wk, w, n);
+    }
     double lp_sum = 0.0, ent = 0.0;
     size_t k = 0;
-    for (; k < lm->max_new; k++) {
+    while (k < lm->max_new) {
         uint32_t tok;
         float lp;
+        if (constrain) {
+            size_t na = pv_lm_walk_allowed(&wk, w->allow);
+            if (na == 0) /* every candidate on the path ended (cut at max_new) */
+                break;
+            pv_k_mask(w->logits, w->keep, lm->V, w->allow, na);
+        }
         ent += s_entropy(w->logits, lm->V, inv_t);
         pv_tf_sample(w->logits, lm->V, T, rng, &tok, &lp);
         w->gen[k] = tok;
-        w->gen_lp[k] = lp;
+        w->gen_lp[k++] = lp;
         lp_sum += lp;
-        if (tok == lm->lmp.im_end || k + 1 == lm->max_new) {
-            k++;
+        if (constrain)
+            pv_lm_walk_step(&wk, tok);
+        if (tok == lm->lmp.im_end || k == lm->max_new ||
+            (constrain && pv_lm_walk_ended(&wk) != SIZE_MAX))
             break;
-        }
         pv_err_t rc = pv_tf_decode(lm->model, w->cache, &slot, &tok, 1, w->logits, NULL);
         if (rc == PV_OK)
             rc = pv_lmp_push(&w->slot[slot].ids, tok);
@@ -469,52 +493,30 @@ static pv_err_t s_generate(const pv_policy_t *p, pv_lm_work_t *w, size_t slot, p
                               .tokens = w->gen,
                               .token_logprobs = w->gen_lp};
     s_finish(p, w, k, cands, n, out);
-    return PV_OK;
-}
-
-/* Rank scratch for n candidates. */
-static pv_err_t s_rank_room(pv_lm_work_t *w, size_t n)
-{
-    if (n + 1 > w->cap_cands) {
-        size_t cap = n + 1;
-        size_t *off = realloc(w->cand_off, cap * sizeof *off);
-        if (!off)
-            return PV_ERR_NOMEM;
-        w->cand_off = off;
-        double *sc = realloc(w->score, cap * sizeof *sc);
-        if (!sc)
-            return PV_ERR_NOMEM;
-        w->score = sc;
-        w->cap_cands = cap;
+    size_t c = constrain ? pv_lm_walk_ended(&wk) : SIZE_MAX;
+    if (c != SIZE_MAX) { /* always under constrain, with at least one candidate */
+        out->choice = c;
+        out->action = cands[c];
     }
     return PV_OK;
 }
 
 /* Sequence log-prob of every candidate (tokens + <|im_end|>, at most max_new of them)
  * against the context prefilled in `slot` (w->logits: its next-token logits): w->score,
- * their tokens in w->cand (w->cand_off) and per-token log-probs in w->cand_lp. */
+ * their tokens in w->cand (w->cand_off) and per-token log-probs in w->cand_lp. Under decode
+ * = constrain each token's log-prob is that of the masked distribution (the trie's
+ * continuations only), so the scores are the log-probs of constrained generation writing
+ * each candidate (they sum to 1 over distinct candidates). */
 static pv_err_t s_rank(const pv_policy_t *p, pv_lm_work_t *w, size_t slot, const char *const *cands,
                        size_t n, pv_errmsg_t *em)
 {
     pv_lm_t *lm = p->impl;
     float inv_t = 1.0f / p->spec.temperature;
+    bool constrain = p->spec.decode == PV_POLICY_DECODE_CONSTRAIN;
     size_t V = lm->V, ctx_n = w->ctx.n;
-    pv_err_t rc = s_rank_room(w, n);
-    w->cand.n = 0;
-    pv_lmp_ids_t one = {0};
-    for (size_t c = 0; rc == PV_OK && c < n; c++) {
-        w->cand_off[c] = w->cand.n;
-        if ((rc = s_action_ids(lm, cands[c], &one)) != PV_OK)
-            break;
-        size_t k = one.n < lm->max_new ? one.n : lm->max_new;
-        for (size_t j = 0; rc == PV_OK && j < k; j++)
-            rc = pv_lmp_push(&w->cand, one.ids[j]);
-        one.n = 0;
-    }
-    free(one.ids);
+    pv_err_t rc = pv_lm_cands(lm, w, cands, n);
     if (rc != PV_OK)
         return rc;
-    w->cand_off[n] = w->cand.n;
     if (w->cand.n > w->cand_lp_cap) {
         float *lp = realloc(w->cand_lp, w->cand.n * sizeof *lp);
         if (!lp)
@@ -535,14 +537,23 @@ static pv_err_t s_rank(const pv_policy_t *p, pv_lm_work_t *w, size_t slot, const
         size_t k = w->cand_off[c + 1] - w->cand_off[c];
         float *lp = w->cand_lp + w->cand_off[c];
         double s = 0.0;
-        lp[0] = s_logp(w->logits, V, inv_t, t[0]);
         if (k > 1) {
             rc = pv_tf_extend(lm->model, w->cache, slot, t, k - 1, w->rows, em);
             pv_tf_cache_truncate(w->cache, slot, ctx_n);
             if (rc != PV_OK)
                 return rc;
-            for (size_t j = 1; j < k; j++)
-                lp[j] = s_logp(w->rows + (j - 1) * V, V, inv_t, t[j]);
+        }
+        pv_lm_walk_t wk;
+        pv_lm_walk_start(&wk, w, n);
+        for (size_t j = 0; j < k; j++) {
+            const float *z = j ? w->rows + (j - 1) * V : w->logits;
+            if (constrain) { /* the masked distribution along the trie, as acting draws */
+                memcpy(w->mrow, z, V * sizeof *z);
+                pv_k_mask(w->mrow, w->keep, V, w->allow, pv_lm_walk_allowed(&wk, w->allow));
+                pv_lm_walk_step(&wk, t[j]);
+                z = w->mrow;
+            }
+            lp[j] = s_logp(z, V, inv_t, t[j]);
         }
         for (size_t j = 0; j < k; j++)
             s += lp[j];
@@ -586,7 +597,7 @@ static pv_err_t s_act(const pv_policy_t *p, const pv_policy_ctx_t *ctx, const ch
     pv_lm_t *lm = p->impl;
     size_t slot = 0;
     w->single_ready = false;
-    if (p->spec.decode == PV_POLICY_DECODE_RANK && n == 0)
+    if (p->spec.decode != PV_POLICY_DECODE_GENERATE && n == 0)
         return PV_ERR_INVAL;
     s_cache_check(p, w);
     pv_err_t rc = pv_lm_context(lm, ctx, cands, n, &w->ctx, NULL);
@@ -594,7 +605,7 @@ static pv_err_t s_act(const pv_policy_t *p, const pv_policy_ctx_t *ctx, const ch
         rc = s_prefill(lm, w, &slot, NULL);
     if (rc != PV_OK)
         return rc;
-    if (p->spec.decode == PV_POLICY_DECODE_GENERATE)
+    if (p->spec.decode != PV_POLICY_DECODE_RANK)
         return s_generate(p, w, slot, rng, cands, n, out);
     if ((rc = s_rank(p, w, slot, cands, n, NULL)) != PV_OK)
         return rc;
@@ -649,7 +660,7 @@ static pv_err_t s_tokens(const pv_policy_t *p, const char *action, void *w_, uin
                          size_t cap, size_t *n)
 {
     pv_lm_work_t *w = w_;
-    pv_err_t rc = s_action_ids(p->impl, action, &w->ctx);
+    pv_err_t rc = pv_lm_action_ids(p->impl, action, &w->ctx);
     if (rc != PV_OK)
         return rc;
     *n = w->ctx.n;
@@ -679,12 +690,14 @@ static pv_err_t s_save_dir(const pv_policy_t *p, const char *dir, pv_errmsg_t *e
     if (fclose(f) != 0)
         return pv_errf(em, PV_ERR_IO, "%s: cannot write", path);
     const pv_policy_spec_t *sp = &p->spec;
-    json_t *j =
-        json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:b}", "format", "prover-policy", "env",
-                  pv_lmp_env_name(lm->lmp.env), "decode",
-                  sp->decode == PV_POLICY_DECODE_RANK ? "rank" : "generate", "prompt_window",
-                  (int)sp->prompt_window, "max_new_tokens", (int)sp->max_new_tokens, "max_context",
-                  (int)sp->max_context, "prompt_admissible", (int)sp->prompt_admissible);
+    json_t *j = json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:b}", "format", "prover-policy", "env",
+                          pv_lmp_env_name(lm->lmp.env), "decode",
+                          sp->decode == PV_POLICY_DECODE_RANK        ? "rank"
+                          : sp->decode == PV_POLICY_DECODE_CONSTRAIN ? "constrain"
+                                                                     : "generate",
+                          "prompt_window", (int)sp->prompt_window, "max_new_tokens",
+                          (int)sp->max_new_tokens, "max_context", (int)sp->max_context,
+                          "prompt_admissible", (int)sp->prompt_admissible);
     snprintf(path, sizeof path, "%s/prover_policy.json", dir);
     int bad = !j || json_dump_file(j, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0;
     json_decref(j);

@@ -36,6 +36,11 @@ void pv_lm_train_free(pv_lm_work_t *w)
     free(w->bent);
     free(w->bdlp);
     free(w->bdent);
+    free(w->apool.ids);
+    free(w->abegin);
+    free(w->an);
+    free(w->bbegin);
+    free(w->bn);
 }
 
 /* Append tokens to the pool. */
@@ -122,13 +127,18 @@ static pv_err_t s_room(const pv_lm_t *lm, pv_lm_work_t *w, size_t longest, pv_er
     free(w->bent);
     free(w->bdlp);
     free(w->bdent);
+    free(w->bbegin);
+    free(w->bn);
+    w->bbegin = malloc(N * sizeof *w->bbegin);
+    w->bn = malloc(N * sizeof *w->bn);
     w->btok = malloc(N * sizeof *w->btok);
     w->btgt = malloc(N * sizeof *w->btgt);
     w->blp = malloc(N * sizeof *w->blp);
     w->bent = malloc(N * sizeof *w->bent);
     w->bdlp = malloc(N * sizeof *w->bdlp);
     w->bdent = malloc(N * sizeof *w->bdent);
-    if (!w->btok || !w->btgt || !w->blp || !w->bent || !w->bdlp || !w->bdent)
+    if (!w->btok || !w->btgt || !w->blp || !w->bent || !w->bdlp || !w->bdent || !w->bbegin ||
+        !w->bn)
         return PV_ERR_NOMEM;
     w->cap_b = N;
     return PV_OK;
@@ -142,6 +152,7 @@ static void s_fill(const pv_lm_t *lm, pv_lm_work_t *w, const pv_policy_item_t *i
     for (size_t i = 0; i < B * T; i++) {
         w->btok[i] = lm->lmp.im_end; /* padding: any id, no target */
         w->btgt[i] = PV_TF_NO_TARGET;
+        w->bn[i] = 0;
     }
     for (size_t b = 0; b < B; b++) {
         const pv_lm_seq_t *s = &w->seqs[w->order[k0 + b]];
@@ -156,8 +167,12 @@ static void s_fill(const pv_lm_t *lm, pv_lm_work_t *w, const pv_policy_item_t *i
                 b = r;
         if (b == SIZE_MAX)
             continue;
-        for (size_t k = 0; k < items[i].n_tokens; k++)
-            w->btgt[b * T + a->pos + k - 1] = items[i].tokens[k];
+        for (size_t k = 0; k < items[i].n_tokens; k++) {
+            size_t at = b * T + a->pos + k - 1;
+            w->btgt[at] = items[i].tokens[k];
+            w->bbegin[at] = w->abegin[a->out + k];
+            w->bn[at] = w->an[a->out + k];
+        }
     }
 }
 
@@ -180,12 +195,74 @@ static size_t s_row(const pv_lm_work_t *w, size_t i, size_t k0, size_t k1)
     return SIZE_MAX;
 }
 
+/* The allowed ids of every action token (w->apool, w->abegin, w->an in the callers' token
+ * order): under decode = constrain, the walk down the trie of the item's candidates along
+ * its tokens (lm_constrain.c, as acting masked them); otherwise, and for full_vocab items,
+ * none (the whole vocabulary). Errors: PV_ERR_INVAL (a constrained item without
+ * candidates), PV_ERR_RANGE (its tokens continue none of its candidates), PV_ERR_NOMEM. */
+static pv_err_t s_allow(const pv_policy_t *p, pv_lm_work_t *w, const pv_policy_item_t *items,
+                        size_t n, pv_errmsg_t *em)
+{
+    pv_lm_t *lm = p->impl;
+    size_t nt = 0;
+    for (size_t i = 0; i < n; i++)
+        nt += items[i].n_tokens;
+    if (pv_grow((void **)&w->abegin, &w->cap_a, nt ? nt : 1, sizeof *w->abegin) != PV_OK ||
+        pv_grow((void **)&w->an, &w->cap_an, nt ? nt : 1, sizeof *w->an) != PV_OK)
+        return PV_ERR_NOMEM;
+    memset(w->an, 0, nt * sizeof *w->an);
+    w->apool.n = 0;
+    if (p->spec.decode != PV_POLICY_DECODE_CONSTRAIN)
+        return PV_OK;
+    for (size_t i = 0; i < n; i++) {
+        const pv_policy_item_t *it = &items[i];
+        if (it->full_vocab)
+            continue;
+        if (it->n_cands == 0)
+            return pv_errf(em, PV_ERR_INVAL, "item %zu: decode=constrain needs its candidates", i);
+        pv_err_t rc = pv_lm_cands(lm, w, it->cands, it->n_cands);
+        if (rc != PV_OK)
+            return rc;
+        pv_lm_walk_t wk;
+        pv_lm_walk_start(&wk, w, it->n_cands);
+        for (size_t k = 0; k < it->n_tokens; k++) {
+            size_t na = pv_lm_walk_allowed(&wk, w->allow), o = w->at[i].out + k;
+            bool in = false;
+            for (size_t j = 0; j < na; j++)
+                in = in || w->allow[j] == it->tokens[k];
+            if (!in)
+                return pv_errf(em, PV_ERR_RANGE,
+                               "item %zu: token %zu (id %u) continues none of its %zu candidates",
+                               i, k, it->tokens[k], it->n_cands);
+            w->abegin[o] = w->apool.n;
+            w->an[o] = (uint32_t)na;
+            for (size_t j = 0; j < na; j++)
+                if ((rc = pv_lmp_push(&w->apool, w->allow[j])) != PV_OK)
+                    return rc;
+            pv_lm_walk_step(&wk, it->tokens[k]);
+        }
+    }
+    return PV_OK;
+}
+
+/* The forward of one chunk (B, T) filled by s_fill, masked under decode = constrain. */
+static pv_err_t s_run(const pv_policy_t *p, pv_lm_work_t *w, size_t B, size_t T, pv_errmsg_t *em)
+{
+    const pv_lm_t *lm = p->impl;
+    pv_tf_allow_t a = {.ids = w->apool.ids, .begin = w->bbegin, .n = w->bn};
+    bool masked = p->spec.decode == PV_POLICY_DECODE_CONSTRAIN;
+    return pv_tf_forward_masked(lm->model, w->tw, w->btok, w->btgt, B, T, p->spec.temperature,
+                                masked ? &a : NULL, w->blp, w->bent, em);
+}
+
 static pv_err_t s_prepare(const pv_policy_t *p, pv_lm_work_t *w, const pv_policy_item_t *items,
                           size_t n, pv_errmsg_t *em)
 {
     pv_lm_t *lm = p->impl;
     w->single_ready = false;
     pv_err_t rc = s_sequences(lm, w, items, n, em);
+    if (rc == PV_OK)
+        rc = s_allow(p, w, items, n, em);
     if (rc == PV_OK && w->n_seqs)
         rc = s_room(lm, w, w->seqs[w->order[0]].len, em);
     return rc;
@@ -200,8 +277,7 @@ pv_err_t pv_lm_forward_items(const pv_policy_t *p, const pv_policy_item_t *items
     for (size_t k0 = 0, k1, T; rc == PV_OK && k0 < w->n_seqs; k0 = k1) {
         k1 = s_chunk(w, k0, &T);
         s_fill(lm, w, items, n, k0, k1, T);
-        rc = pv_tf_forward(lm->model, w->tw, w->btok, w->btgt, k1 - k0, T, p->spec.temperature,
-                           w->blp, w->bent, em);
+        rc = s_run(p, w, k1 - k0, T, em);
         for (size_t i = 0; rc == PV_OK && i < n; i++) {
             size_t b = s_row(w, i, k0, k1);
             if (b == SIZE_MAX)
@@ -244,8 +320,7 @@ pv_err_t pv_lm_backward_items(const pv_policy_t *p, const pv_policy_item_t *item
         if (!any)
             continue;
         s_fill(lm, w, items, n, k0, k1, T);
-        rc = pv_tf_forward(lm->model, w->tw, w->btok, w->btgt, k1 - k0, T, p->spec.temperature,
-                           w->blp, w->bent, em);
+        rc = s_run(p, w, k1 - k0, T, em);
         for (size_t i = 0; rc == PV_OK && logp_out && i < n; i++) {
             size_t b = s_row(w, i, k0, k1);
             for (size_t k = 0; b != SIZE_MAX && k < items[i].n_tokens; k++)

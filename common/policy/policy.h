@@ -48,8 +48,10 @@ typedef struct pv_policy_work pv_policy_work_t;
 
 /* How the language model picks an action (policy.decode). */
 typedef enum pv_policy_decode {
-    PV_POLICY_DECODE_GENERATE = 0, /* write the action token by token */
-    PV_POLICY_DECODE_RANK = 1,     /* score every admissible action by its sequence log-prob */
+    PV_POLICY_DECODE_GENERATE = 0,  /* write the action token by token */
+    PV_POLICY_DECODE_RANK = 1,      /* score every admissible action by its sequence log-prob */
+    PV_POLICY_DECODE_CONSTRAIN = 2, /* write the action token by token, each token masked to
+                                       the continuations of the admissible actions' tokens */
 } pv_policy_decode_t;
 
 /* How to build a policy. 0 in a size field means the kind's default. Strings are borrowed
@@ -76,7 +78,7 @@ typedef struct pv_policy_spec {
     size_t tokenizer_json_len;
     const char *env;           /* "alfworld" | "webshop" | "searchqa": the prompt's words and
                                   how a reply is parsed (NULL = alfworld) */
-    pv_policy_decode_t decode; /* generate (default) or rank */
+    pv_policy_decode_t decode; /* generate (default), rank or constrain */
     uint32_t max_new_tokens;   /* tokens of one generated action, end token included (32) */
     uint32_t prompt_window;    /* W: a context keeps between W and 2W - 1 earlier turns (4) */
     uint32_t max_context;      /* tokens of a context plus its action (1024, at most the
@@ -131,6 +133,8 @@ typedef struct pv_policy_item {
     size_t n_cands;
     const uint32_t *tokens; /* (n_tokens) */
     size_t n_tokens;
+    bool full_vocab; /* decode = constrain: score these tokens over the whole vocabulary
+                        instead of the candidates' mask (behaviour cloning without the mask) */
 } pv_policy_item_t;
 
 /* Build a policy: validates the spec, allocates the parameter buffer and initialises it

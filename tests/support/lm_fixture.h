@@ -4,6 +4,7 @@
 #ifndef PV_TEST_LM_FIXTURE_H
 #define PV_TEST_LM_FIXTURE_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,5 +73,52 @@ static const char *const lm_fixture_hist[] = {
 static const char *const lm_fixture_cands[] = {
     "go to fridge 1", "open fridge 1", "go to cabinet 1", "examine potato 1", "look", "inventory",
 };
+
+/* The fixture's context at step t: the task and lm_fixture_hist up to o_t. */
+static inline pv_policy_ctx_t lm_fixture_ctx(size_t t)
+{
+    return (pv_policy_ctx_t){LM_FIXTURE_TASK, lm_fixture_hist, 2 * t + 1};
+}
+
+/* The fixture's vocabulary (*json, *len) and a policy of lm_fixture_spec(seed) at
+ * temperature 0.9 with `decode` and max_new_tokens (0 = the spec's 12), and a work for it;
+ * -1 (the error on stderr) on failure. */
+static inline int lm_fixture_setup(uint64_t seed, pv_policy_decode_t decode, uint32_t max_new,
+                                   char **json, size_t *len, pv_policy_t **p, pv_policy_work_t **w)
+{
+    if (!(*json = lm_fixture_vocab(len)))
+        return -1;
+    pv_policy_spec_t sp = lm_fixture_spec(*json, *len, seed);
+    sp.temperature = 0.9f;
+    sp.decode = decode;
+    if (max_new)
+        sp.max_new_tokens = max_new;
+    pv_errmsg_t em = {{0}};
+    if (pv_policy_new(&sp, p, &em) != PV_OK || pv_policy_work_new(*p, w) != PV_OK) {
+        fprintf(stderr, "lm fixture: %s\n", em.text);
+        return -1;
+    }
+    return 0;
+}
+
+/* A test group's state: the vocabulary, the policy and its work (lm_fixture_setup). */
+typedef struct lm_fixture {
+    char *json;
+    size_t len;
+    pv_policy_t *p;
+    pv_policy_work_t *w;
+} lm_fixture_t;
+
+/* cmocka group teardown of a state that is (or starts with) an lm_fixture_t: destroys what
+ * lm_fixture_setup made (NULL-safe). */
+static inline int lm_fixture_teardown(void **state)
+{
+    lm_fixture_t *f = *state;
+    pv_policy_work_destroy(&f->w);
+    pv_policy_destroy(&f->p);
+    free(f->json);
+    f->json = NULL;
+    return 0;
+}
 
 #endif

@@ -1,6 +1,7 @@
 /* test_model_grad.c - the transformer's tensor table (HF names and shapes, sizes of the two
  * named configs), deterministic init, and the gradient of the whole training loss against
- * finite differences for every parameter of tiny Llama / Qwen2 / Qwen3 models. */
+ * finite differences for every parameter of tiny Llama / Qwen2 / Qwen3 models, and of the
+ * masked loss of constrained decoding (pv_tf_forward_masked). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -150,21 +151,48 @@ typedef struct s_loss_ctx {
     float a[12], b[12], lp[12], ent[12];
     size_t B, T;
     float temp;
+    const pv_tf_allow_t *allow; /* NULL: the whole vocabulary */
 } s_loss_ctx_t;
 
 static double s_loss(void *vctx)
 {
     s_loss_ctx_t *x = vctx;
-    assert_int_equal(
-        pv_tf_forward(x->m, x->w, x->tok, x->tgt, x->B, x->T, x->temp, x->lp, x->ent, NULL), PV_OK);
+    assert_int_equal(pv_tf_forward_masked(x->m, x->w, x->tok, x->tgt, x->B, x->T, x->temp, x->allow,
+                                          x->lp, x->ent, NULL),
+                     PV_OK);
     return pv_fd_dot(x->a, x->lp, x->B * x->T) + pv_fd_dot(x->b, x->ent, x->B * x->T);
 }
 
-static void s_grad_case(pv_tf_family_t fam, int tied, int bias, const char *label)
+/* The masks of the masked case (targets filled in by s_masks): position i allows s_an[i] ids
+ * from s_aids + s_abeg[i]; 0 = all. */
+static uint32_t s_aids[12 * 4];
+static size_t s_abeg[12];
+static uint32_t s_an[12];
+
+/* Per position with a target: i % 3 == 0 forced (the target alone), 1 the target and two
+ * other ids, 2 the whole vocabulary. */
+static void s_masks(const uint32_t *tgt, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        s_abeg[i] = 4 * i;
+        s_an[i] = 0;
+        if (tgt[i] == PV_TF_NO_TARGET || i % 3 == 2)
+            continue;
+        s_aids[4 * i] = (tgt[i] + 5) % 13; /* the target not first */
+        s_aids[4 * i + 1] = tgt[i];
+        s_aids[4 * i + 2] = (tgt[i] + 9) % 13;
+        s_an[i] = i % 3 == 0 ? 1 : 3;
+        if (i % 3 == 0)
+            s_aids[4 * i] = tgt[i];
+    }
+}
+
+static void s_grad_case_m(pv_tf_family_t fam, int tied, int bias, int masked, const char *label)
 {
     pv_tf_config_t c;
     s_tiny(&c, fam, tied, bias);
     s_loss_ctx_t x = {.B = 2, .T = 6, .temp = 0.8f};
+    pv_tf_allow_t allow = {.ids = s_aids, .begin = s_abeg, .n = s_an};
     pv_tf_opts_t o = {.seed = 11};
     assert_int_equal(pv_tf_new(&c, &o, &x.m, NULL), PV_OK);
     assert_int_equal(pv_tf_work_new(x.m, 2, 8, &x.w, NULL), PV_OK);
@@ -177,6 +205,10 @@ static void s_grad_case(pv_tf_family_t fam, int tied, int bias, const char *labe
     }
     for (size_t i = 0; i < 12; i++) /* next-token targets; the first two and the last none */
         x.tgt[i] = (i % 6 < 2 || i % 6 == 5) ? PV_TF_NO_TARGET : x.tok[i + 1];
+    if (masked) {
+        s_masks(x.tgt, 12);
+        x.allow = &allow;
+    }
     size_t n = pv_tf_n_params(x.m);
     /* biases and norm weights away from 0 and 1, so a backward that forgot one shows */
     for (size_t t = 0; t < pv_tf_n_tensors(x.m); t++) {
@@ -189,6 +221,10 @@ static void s_grad_case(pv_tf_family_t fam, int tied, int bias, const char *labe
     for (size_t i = 0; i < 12; i++)
         if (x.tgt[i] == PV_TF_NO_TARGET)
             assert_true(x.lp[i] == 0.0f && x.ent[i] == 0.0f);
+    if (masked) /* forced positions: log-prob and entropy exactly 0 */
+        for (size_t i = 0; i < 12; i++)
+            if (x.tgt[i] != PV_TF_NO_TARGET && s_an[i] == 1)
+                assert_true(x.lp[i] == 0.0f && x.ent[i] == 0.0f);
     assert_int_equal(pv_tf_backward(x.m, x.w, x.a, x.b, g), PV_OK);
     print_message("  %s\n", label);
     double worst = 0;
@@ -217,6 +253,11 @@ static void s_grad_case(pv_tf_family_t fam, int tied, int bias, const char *labe
     pv_tf_destroy(&x.m);
 }
 
+static void s_grad_case(pv_tf_family_t fam, int tied, int bias, const char *label)
+{
+    s_grad_case_m(fam, tied, bias, 0, label);
+}
+
 static void test_grad_qwen3_tied(void **state)
 {
     (void)state;
@@ -233,6 +274,85 @@ static void test_grad_llama_bias(void **state)
 {
     (void)state;
     s_grad_case(PV_TF_LLAMA, 0, 1, "llama, attention_bias (o_proj too), lm_head");
+}
+
+/* The masked loss (constrained decoding): finite differences as above, with forced,
+ * three-id and unrestricted positions. */
+static void test_grad_masked(void **state)
+{
+    (void)state;
+    s_grad_case_m(PV_TF_QWEN3, 1, 0, 1, "qwen3, masked softmax (forced / 3 ids / all)");
+}
+
+/* The masked log-probs against the raw logits: log-softmax renormalised over the allowed ids
+ * (computed here from pv_tf_logits); a forced position gets no gradient at all; a target
+ * outside its allowed ids, or an allowed id past the vocabulary, is PV_ERR_RANGE. */
+static void test_masked_values(void **state)
+{
+    (void)state;
+    pv_tf_config_t c;
+    s_tiny(&c, PV_TF_QWEN2, 0, 1);
+    pv_tf_t *m = NULL;
+    pv_tf_work_t *w = NULL;
+    pv_tf_opts_t o = {.seed = 5};
+    assert_int_equal(pv_tf_new(&c, &o, &m, NULL), PV_OK);
+    assert_int_equal(pv_tf_work_new(m, 2, 8, &w, NULL), PV_OK);
+    uint32_t tok[12], tgt[12];
+    for (size_t i = 0; i < 12; i++)
+        tok[i] = (uint32_t)(i * 7 + 3) % 13;
+    for (size_t i = 0; i < 12; i++)
+        tgt[i] = (i % 6 < 2 || i % 6 == 5) ? PV_TF_NO_TARGET : tok[i + 1];
+    s_masks(tgt, 12);
+    pv_tf_allow_t allow = {.ids = s_aids, .begin = s_abeg, .n = s_an};
+    float lp[12], ent[12], z[12 * 13];
+    const float T = 0.7f;
+    assert_int_equal(pv_tf_logits(m, w, tok, 2, 6, z, NULL), PV_OK);
+    assert_int_equal(pv_tf_forward_masked(m, w, tok, tgt, 2, 6, T, &allow, lp, ent, NULL), PV_OK);
+    size_t n3 = 0;
+    for (size_t i = 0; i < 12; i++) {
+        if (tgt[i] == PV_TF_NO_TARGET)
+            continue;
+        const float *zi = z + i * 13;
+        double mx = -INFINITY, s = 0, h = 0;
+        size_t na = s_an[i] ? s_an[i] : 13;
+        const uint32_t *ids = s_aids + s_abeg[i];
+        for (size_t k = 0; k < na; k++)
+            mx = fmax(mx, zi[s_an[i] ? ids[k] : k] / T);
+        for (size_t k = 0; k < na; k++)
+            s += exp(zi[s_an[i] ? ids[k] : k] / T - mx);
+        for (size_t k = 0; k < na; k++) {
+            double l = zi[s_an[i] ? ids[k] : k] / T - mx - log(s);
+            h -= exp(l) * l;
+        }
+        double want = zi[tgt[i]] / T - mx - log(s);
+        assert_true(fabs(lp[i] - want) < 1e-5);
+        assert_true(fabs(ent[i] - h) < 1e-5);
+        n3 += s_an[i] == 3;
+        if (s_an[i] == 3) /* the mask matters: not the unmasked log-prob */
+            assert_true(lp[i] > zi[tgt[i]] / T - pv_k_logsumexp(zi, 13, 1.0f / T) + 1e-3);
+    }
+    assert_true(n3 > 0);
+    /* a loss only on forced positions has no gradient */
+    size_t np = pv_tf_n_params(m);
+    float *g = calloc(np, sizeof *g), dlp[12] = {0}, dent[12] = {0};
+    assert_non_null(g);
+    for (size_t i = 0; i < 12; i++)
+        if (tgt[i] != PV_TF_NO_TARGET && s_an[i] == 1)
+            dlp[i] = dent[i] = 1.5f;
+    assert_int_equal(pv_tf_backward(m, w, dlp, dent, g), PV_OK);
+    for (size_t i = 0; i < np; i++)
+        assert_true(g[i] == 0.0f);
+    free(g);
+    pv_errmsg_t em = {{0}};
+    s_aids[s_abeg[4] + 1] = (tgt[4] + 1) % 13; /* position 4 (three ids) loses its target */
+    assert_int_equal(pv_tf_forward_masked(m, w, tok, tgt, 2, 6, T, &allow, lp, ent, &em),
+                     PV_ERR_RANGE);
+    assert_non_null(strstr(em.text, "allowed"));
+    s_aids[s_abeg[4] + 1] = 13;
+    assert_int_equal(pv_tf_forward_masked(m, w, tok, tgt, 2, 6, T, &allow, lp, ent, &em),
+                     PV_ERR_RANGE);
+    pv_tf_work_destroy(&w);
+    pv_tf_destroy(&m);
 }
 
 /* Right padding does not change the earlier positions (causal attention); errors. */
@@ -283,6 +403,8 @@ int main(void)
         cmocka_unit_test(test_grad_qwen3_tied),
         cmocka_unit_test(test_grad_qwen2_bias),
         cmocka_unit_test(test_grad_llama_bias),
+        cmocka_unit_test(test_grad_masked),
+        cmocka_unit_test(test_masked_values),
         cmocka_unit_test(test_padding_and_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,43 +19,16 @@
 #include "tests/support/lm_fixture.h"
 #include "tests/support/pv_test.h"
 
-typedef struct s_fix {
-    char *json;
-    size_t len;
-    pv_policy_t *p;
-    pv_policy_work_t *w;
-} s_fix_t;
+typedef lm_fixture_t s_fix_t;
 
 static int s_setup(void **state)
 {
     static s_fix_t f;
     memset(&f, 0, sizeof f);
-    f.json = lm_fixture_vocab(&f.len);
-    if (!f.json)
+    if (lm_fixture_setup(5, PV_POLICY_DECODE_GENERATE, 0, &f.json, &f.len, &f.p, &f.w) != 0)
         return -1;
-    pv_policy_spec_t sp = lm_fixture_spec(f.json, f.len, 5);
-    sp.temperature = 0.9f;
-    pv_errmsg_t em = {{0}};
-    if (pv_policy_new(&sp, &f.p, &em) != PV_OK || pv_policy_work_new(f.p, &f.w) != PV_OK) {
-        print_error("%s\n", em.text);
-        return -1;
-    }
     *state = &f;
     return 0;
-}
-
-static int s_teardown(void **state)
-{
-    s_fix_t *f = *state;
-    pv_policy_work_destroy(&f->w);
-    pv_policy_destroy(&f->p);
-    free(f->json);
-    return 0;
-}
-
-static pv_policy_ctx_t s_ctx(size_t t)
-{
-    return (pv_policy_ctx_t){LM_FIXTURE_TASK, lm_fixture_hist, 2 * t + 1};
 }
 
 #define S_NC (sizeof lm_fixture_cands / sizeof lm_fixture_cands[0])
@@ -76,7 +49,7 @@ static void test_prompt(void **state)
         assert_int_equal(pv_lmp_window_start(&lmp, t), want[t]);
     pv_lmp_ids_t a = {0}, b = {0}, act = {0};
     for (size_t t = 0; t + 1 <= 5; t++) {
-        pv_policy_ctx_t c0 = s_ctx(t), c1 = s_ctx(t + 1);
+        pv_policy_ctx_t c0 = lm_fixture_ctx(t), c1 = lm_fixture_ctx(t + 1);
         assert_int_equal(pv_lmp_context(&lmp, tok, &c0, NULL, 0, &a, NULL), PV_OK);
         assert_int_equal(pv_lmp_context(&lmp, tok, &c1, NULL, 0, &b, NULL), PV_OK);
         act.n = 0;
@@ -92,7 +65,7 @@ static void test_prompt(void **state)
         assert_int_equal(a.ids[a.n - 1] != lmp.im_end, true); /* ends with "assistant\n" */
     }
     /* the budget: a context that does not fit starts again at its own step, then is cut */
-    pv_policy_ctx_t c5 = s_ctx(5);
+    pv_policy_ctx_t c5 = lm_fixture_ctx(5);
     assert_int_equal(pv_lmp_context(&lmp, tok, &c5, NULL, 0, &a, NULL), PV_OK);
     size_t full = a.n;
     pv_lmp_t small = lmp;
@@ -177,7 +150,7 @@ static void test_generate_deterministic(void **state)
     s_fix_t *f = *state;
     pv_policy_work_t *w2 = NULL;
     assert_int_equal(pv_policy_work_new(f->p, &w2), PV_OK);
-    pv_policy_ctx_t ctx = s_ctx(2);
+    pv_policy_ctx_t ctx = lm_fixture_ctx(2);
     int differ = 0;
     for (uint64_t seed = 1; seed <= 6; seed++) {
         pv_rng_t r1, r2, r3;
@@ -232,7 +205,7 @@ static void test_logprobs_reproduced(void **state)
     pv_rng_t rng;
     pv_rng_seed(&rng, 42, 0);
     for (size_t t = 0; t < NS; t++) {
-        pv_policy_ctx_t ctx = s_ctx(t);
+        pv_policy_ctx_t ctx = lm_fixture_ctx(t);
         pv_policy_step_t st;
         assert_int_equal(pv_policy_act(f->p, &ctx, lm_fixture_cands, S_NC, &rng, f->w, &st), PV_OK);
         nt[t] = st.n_tokens;
@@ -289,7 +262,7 @@ static void test_backward_items(void **state)
         assert_int_equal(pv_policy_action_tokens(f->p, lm_fixture_hist[2 * t + 1], NULL, 0, f->w,
                                                  toks[t], 16, &n),
                          PV_OK);
-        items[t] = (pv_policy_item_t){.ctx = s_ctx(t), .tokens = toks[t], .n_tokens = n};
+        items[t] = (pv_policy_item_t){.ctx = lm_fixture_ctx(t), .tokens = toks[t], .n_tokens = n};
         for (size_t k = 0; k < n; k++, at++) {
             dlp[at] = (float)(0.1 * ((at % 5) + 1)) * (t == 3 ? 0.0f : 1.0f);
             dent[at] = t == 3 ? 0.0f : 0.03f * (float)(k + 1);
@@ -330,7 +303,7 @@ static void test_cache_reuse(void **state)
 {
     s_fix_t *f = *state;
     for (size_t t = 0; t < 6; t++) {
-        pv_policy_ctx_t ctx = s_ctx(t);
+        pv_policy_ctx_t ctx = lm_fixture_ctx(t);
         pv_policy_step_t a, b;
         assert_int_equal(pv_policy_act(f->p, &ctx, lm_fixture_cands, S_NC, NULL, f->w, &a), PV_OK);
         uint32_t ta[64];
@@ -349,7 +322,7 @@ static void test_cache_reuse(void **state)
     }
     /* back to the first step (another episode of a group), then on again */
     for (size_t t = 0; t < 3; t++) {
-        pv_policy_ctx_t ctx = s_ctx(t);
+        pv_policy_ctx_t ctx = lm_fixture_ctx(t);
         pv_policy_step_t a;
         assert_int_equal(pv_policy_act(f->p, &ctx, lm_fixture_cands, S_NC, NULL, f->w, &a), PV_OK);
     }
@@ -361,7 +334,7 @@ static void test_cache_reuse(void **state)
 static void test_cache_after_update(void **state)
 {
     s_fix_t *f = *state;
-    pv_policy_ctx_t ctx = s_ctx(3);
+    pv_policy_ctx_t ctx = lm_fixture_ctx(3);
     pv_policy_step_t a, b;
     assert_int_equal(pv_policy_act(f->p, &ctx, lm_fixture_cands, S_NC, NULL, f->w, &a), PV_OK);
     size_t n = pv_policy_n_params(f->p);
@@ -402,7 +375,7 @@ static void test_rank(void **state)
     pv_policy_work_t *w = NULL;
     assert_int_equal(pv_policy_new(&sp, &r, NULL), PV_OK);
     assert_int_equal(pv_policy_work_new(r, &w), PV_OK);
-    pv_policy_ctx_t ctx = s_ctx(4);
+    pv_policy_ctx_t ctx = lm_fixture_ctx(4);
     float lp[S_NC], ent;
     assert_int_equal(pv_policy_logprobs(r, &ctx, lm_fixture_cands, S_NC, w, lp, &ent), PV_OK);
     size_t best = 0;
@@ -470,7 +443,7 @@ static void test_save_dir(void **state)
     assert_int_equal(pv_policy_spec(q)->max_new_tokens, 12);
     assert_int_equal(pv_policy_n_tensors(q), pv_policy_n_tensors(f->p));
     assert_string_equal(pv_policy_tensor(q, 0)->name, "model.embed_tokens.weight");
-    pv_policy_ctx_t ctx = s_ctx(1);
+    pv_policy_ctx_t ctx = lm_fixture_ctx(1);
     pv_policy_step_t a, b;
     assert_int_equal(pv_policy_act(f->p, &ctx, lm_fixture_cands, S_NC, NULL, f->w, &a), PV_OK);
     uint32_t ta[64];
@@ -528,5 +501,5 @@ int main(void)
         cmocka_unit_test(test_save_dir),
         cmocka_unit_test(test_errors),
     };
-    return cmocka_run_group_tests(tests, s_setup, s_teardown);
+    return cmocka_run_group_tests(tests, s_setup, lm_fixture_teardown);
 }
