@@ -228,6 +228,10 @@ void ws_schedule(ws_node_t *n)
         return;
     for (int i = 0; i < n->n_children; i++) {
         ws_out_t *o = &n->out[n->children[i]];
+        if (!o->active && !o->stalled && o->begin_req != MPI_REQUEST_NULL)
+            continue; /* the last BEGIN has not been seen to leave (a transfer given up or
+                       * ended on an answer before its BEGIN was tested): s_out_start reuses
+                       * its buffer and request, so wait for the next pump to complete it */
         if (o->active || o->stalled) {
             if (best > o->version && best > o->noted_v) { /* it gets the newest when done */
                 n->st.skipped++;
