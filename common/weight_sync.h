@@ -64,7 +64,7 @@
  *   buffer's header, hashing it in the same pass (pv_checksum_copy_update), so a version
  *   moves down a same-host tree as a pipeline of one copy per rank, without MPI messages for
  *   the bytes. It answers DONE (the parent unpins the buffer) or, unable to map it (another
- *   host, no /proc access, opts.shm = -1 or PV_WSYNC_SHM=0 in its environment), NOSHM, and
+ *   host, no /proc access, opts.shm = -1 or PV_WSYNC_SHM=0 (or off, false, no) in its environment), NOSHM, and
  *   the parent sends that child chunk messages from then on. A parent never waits on a
  *   child's copy: a child that does not answer within stall_ms of the version being whole
  *   in the buffer is stalled like one that does not drain its sends, and its pin is dropped
@@ -85,7 +85,7 @@
 #include "common/err.h"
 
 #define PV_WSYNC_TAG        7101 /* MPI tag of control messages (begin, end, epoch, stop) */
-#define PV_WSYNC_TAG_ACK    7102 /* children's answers to same-host offers (DONE, NOSHM) */
+#define PV_WSYNC_TAG_ACK    7102 /* children's answers to same-host offers (DONE, LOST, NOSHM) */
 #define PV_WSYNC_TAG_REPORT 7103 /* subscribers' reports to the root */
 #define PV_WSYNC_TAG_DATA   7200 /* chunks of version v: PV_WSYNC_TAG_DATA + v % 4096 */
 
@@ -103,7 +103,7 @@ typedef struct pv_wsync_opts {
     int stall_ms;             /* a child that drains nothing for this long is cut out (0 = 2000) */
     int thread;               /* 0 = helper thread when MPI_THREAD_MULTIPLE, -1 = never */
     int shm;                  /* 0 = same-host shared memory when possible, -1 = never (also
-                               * env PV_WSYNC_SHM=0); each rank's own */
+                               * env PV_WSYNC_SHM=0, off, false or no); each rank's own */
     uint64_t corrupt_version; /* test hook (root): flip one byte of this version after its
                                * checksum is computed, as a fault in flight would (0 = off) */
 } pv_wsync_opts_t;

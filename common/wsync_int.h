@@ -276,6 +276,14 @@ pv_err_t ws_shm_init(ws_node_t *n, const pv_wsync_opts_t *opts);
 /* Bytes for a new buffer: a memfd shared mapping when shm_on (b->sh set), else malloc;
  * NULL when out of memory. */
 unsigned char *ws_shm_alloc(const ws_node_t *n, ws_buf_t *b);
+/* Map a parent's shared buffer /proc/pid/fd/fd_no read-only (WS_SHM_HDR + bytes) and check
+ * it is the buffer offered: a regular file of at least that size, sealed against shrinking
+ * (so a parent that lies cannot truncate it under the mapping and kill this rank with
+ * SIGBUS), whose header holds WS_SHM_MAGIC, `nonce` and `bytes`. The checks are made on the
+ * opened descriptor, not the path, and no FIFO, device or socket is opened. Returns the
+ * mapping (munmap WS_SHM_HDR + bytes), or NULL when it is not such a buffer. */
+unsigned char *ws_shm_map_peer(int pid, int fd_no, uint64_t nonce, uint64_t bytes);
+/* Free a buffer's bytes: unmap and close its memfd, or free() a private one. */
 void ws_shm_free(ws_buf_t *b);
 /* The buffer is taken for another version: a new generation, nothing ready. */
 void ws_shm_reuse(ws_buf_t *b);
@@ -295,7 +303,7 @@ int ws_shm_pull(ws_node_t *n, ws_in_t *in, size_t *budget);
 /* `in` is closed: its mapping is no longer used by it; LOST is sent if nothing was. */
 void ws_shm_release(ws_node_t *n, ws_in_t *in);
 /* Answer the parent (kind WS_A_*). */
-void ws_shm_ack(ws_node_t *n, int parent, int kind, uint64_t version, uint64_t gen);
+void ws_shm_ack(ws_node_t *n, int parent, int kind, uint64_t version, uint64_t xfer);
 /* Take the children's acks that have arrived (each goes to ws_out_ack). */
 bool ws_shm_acks(ws_node_t *n);
 /* wsync_tree.c: child c answered transfer xfer of `version` (kind WS_A_*). */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -45,7 +46,9 @@ static uint64_t s_host(void)
 pv_err_t ws_shm_init(ws_node_t *n, const pv_wsync_opts_t *opts)
 {
     const char *env = getenv("PV_WSYNC_SHM");
-    n->shm_on = opts->shm >= 0 && !(env && strcmp(env, "0") == 0);
+    bool off = env && (strcmp(env, "0") == 0 || strcasecmp(env, "off") == 0 ||
+                       strcasecmp(env, "false") == 0 || strcasecmp(env, "no") == 0);
+    n->shm_on = opts->shm >= 0 && !off;
     n->pid = getpid();
     n->host = s_host();
     return MPI_Irecv(&n->ack_in, (int)sizeof n->ack_in, MPI_BYTE, MPI_ANY_SOURCE, PV_WSYNC_TAG_ACK,
@@ -66,8 +69,10 @@ unsigned char *ws_shm_alloc(const ws_node_t *n, ws_buf_t *b)
         if (fd >= 0 && ftruncate(fd, (off_t)len) == 0)
             p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         uint64_t nonce = 0;
-        if (p != MAP_FAILED && getrandom(&nonce, sizeof nonce, 0) == (ssize_t)sizeof nonce) {
-            (void)fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+        /* sealed against resizing, or not shared at all: a child refuses a buffer that could
+         * shrink under its mapping (a read past the end would be SIGBUS) */
+        if (p != MAP_FAILED && getrandom(&nonce, sizeof nonce, 0) == (ssize_t)sizeof nonce &&
+            fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0) {
             ws_shm_hdr_t *h = p;
             h->magic = WS_SHM_MAGIC;
             h->nonce = nonce;
@@ -136,24 +141,30 @@ static void s_unmap(ws_map_t *mp)
     *mp = (ws_map_t){0};
 }
 
-/* Map /proc/pid/fd/fd read-only and check it is the buffer offered (a regular file of the
- * right size whose header holds the nonce). NULL when it cannot be. */
-static unsigned char *s_map(const ws_node_t *n, const ws_msg_t *m, size_t len)
+/* (wsync_int.h) */
+unsigned char *ws_shm_map_peer(int pid, int fd_no, uint64_t nonce, uint64_t bytes)
 {
+    size_t len = WS_SHM_HDR + bytes;
     char path[64];
-    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)m->shm_pid, (int)m->shm_fd);
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", pid, fd_no);
     struct stat st;
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size < len)
         return NULL; /* no FIFO, device or socket is ever opened */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return NULL;
+    int seals = fcntl(fd, F_GET_SEALS);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size < len || seals < 0 ||
+        !(seals & F_SEAL_SHRINK)) {
+        close(fd);
+        return NULL;
+    }
     void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
     close(fd); /* the mapping keeps the file */
     if (p == MAP_FAILED)
         return NULL;
     const ws_shm_hdr_t *h = p;
-    if (h->magic != WS_SHM_MAGIC || h->nonce != m->shm_nonce || h->bytes != n->bytes) {
+    if (h->magic != WS_SHM_MAGIC || h->nonce != nonce || h->bytes != bytes) {
         munmap(p, len);
         return NULL;
     }
@@ -189,7 +200,7 @@ static int s_map_find(ws_node_t *n, const ws_msg_t *m)
     }
     if (slot < 0)
         return -1;
-    unsigned char *p = s_map(n, m, len);
+    unsigned char *p = ws_shm_map_peer((int)m->shm_pid, (int)m->shm_fd, m->shm_nonce, n->bytes);
     if (!p)
         return -1;
     n->maps[slot] = (ws_map_t){

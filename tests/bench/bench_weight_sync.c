@@ -49,6 +49,16 @@ int main(int argc, char **argv)
         return 1;
     pv_wsync_opts_t opts = {0};
     int rounds = 10, first = 1;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            if (rank == 0)
+                printf("usage: mpirun -np N bench_weight_sync [--chunk KIB] [--fanout K] "
+                       "[--rounds N] [--thread -1] [--shm -1] [MIB ...]\n"
+                       "Publish time of the weights tree against MPI_Bcast of the same bytes, "
+                       "side by side (default sizes 1 4 16 64 MiB).\n");
+            MPI_Finalize();
+            return 0;
+        }
     for (; first + 1 < argc && strncmp(argv[first], "--", 2) == 0; first += 2) {
         if (strcmp(argv[first], "--chunk") == 0)
             opts.chunk_bytes = (uint32_t)atoi(argv[first + 1]) * 1024u;
@@ -72,15 +82,21 @@ int main(int argc, char **argv)
     for (int si = 0; si < n_sizes; si++) {
         double mib = argc > first ? atof(argv[first + si]) : defaults[si];
         size_t n = (size_t)(mib * 1024 * 1024 / 4);
+        if (!(mib > 0) || n == 0) {
+            if (rank == 0)
+                fprintf(stderr, "bench_weight_sync: '%s' is not a size in MiB (see --help)\n",
+                        argv[first + si]);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
         float *p = calloc(n, sizeof *p);
         for (size_t i = 0; i < n; i++)
             p[i] = (float)(i % 1000) * 0.001f;
         pv_wsync_pub_t *pub = NULL;
         pv_wsync_sub_t *sub = NULL;
         if (rank == 0)
-            pv_wsync_pub_new(MPI_COMM_WORLD, 0, n, &opts, &pub);
+            s_check(pv_wsync_pub_new(MPI_COMM_WORLD, 0, n, &opts, &pub), "publisher");
         else
-            pv_wsync_sub_new(MPI_COMM_WORLD, 0, n, &opts, &sub);
+            s_check(pv_wsync_sub_new(MPI_COMM_WORLD, 0, n, &opts, &sub), "subscriber");
         for (int r = 0; r <= rounds; r++) { /* round 0 warms up */
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
