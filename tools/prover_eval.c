@@ -160,6 +160,7 @@ static int s_plots(const char *grid, const pv_eg_env_t *e)
         } else {
             argv[a++] = "--metric";
             argv[a++] = "acceptance_rate_cum";
+            argv[a++] = "--raw"; /* already a rate so far: no second averaging */
             argv[a++] = "--series";
             argv[a++] = "train";
             argv[a++] = "--x";

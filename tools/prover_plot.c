@@ -1,13 +1,15 @@
 /* prover-plot - PNG plots of one or more runs' metrics.jsonl with gnuplot.
  *
  *   prover-plot [-o OUT.png] [--metric KEY] [--x total_env_steps|iteration|wall_s]
- *               [--series both|train|eval] [--logx] [--title T] RUN_DIR_OR_METRICS[=LABEL] ...
+ *               [--series both|train|eval] [--raw] [--logx] [--title T] RUN_DIR_OR_METRICS[=LABEL] ...
  *   prover-plot --cost [-o OUT.png] [--title T] RUN_DIR_OR_METRICS[=LABEL] ...
  *
  * Plots a metric (default success_rate) against the x axis (default: environment steps,
  * rollouts and verification together): each run's training value (per iteration, as the
  * mean of the last 10) as a line and, for success_rate, its held-out evaluations as points,
- * greedy and (when recorded) sampled (--series keeps one of the two kinds; --logx puts the x
+ * greedy and (when recorded) sampled (--raw draws the training values themselves, not their
+ * mean of the last 10, for a metric that is already cumulative such as prover-eval's
+ * acceptance_rate_cum; --series keeps one of the two kinds; --logx puts the x
  * axis on a log scale, where points at x = 0 are not drawn). --metric takes any number of the
  * train lines of metrics.jsonl (mean_reward, loss, pg_loss, entropy, kl, clip_frac,
  * grad_norm, acceptance_rate, episode_len, policy_lag_mean, ...), a few names as verl and
@@ -44,12 +46,14 @@ typedef struct s_run {
     int n_train, n_eval, n_sampled; /* n_sampled: eval lines with success_rate_sampled */
 } s_run_t;
 
+static bool s_raw; /* --raw: train lines drawn as recorded, not as the mean of the last 10 */
+
 static int s_usage(void)
 {
     fprintf(stderr, "usage: prover-plot [-o OUT.png] [--metric KEY] "
                     "[--x total_env_steps|iteration|wall_s]\n"
-                    "                   [--series both|train|eval] [--logx] [--dump] [--title T] "
-                    "RUN[=LABEL] ...\n"
+                    "                   [--series both|train|eval] [--raw] [--logx] [--dump] "
+                    "[--title T] RUN[=LABEL] ...\n"
                     "       prover-plot --cost [-o OUT.png] [--title T] RUN[=LABEL] ...\n");
     return 2;
 }
@@ -340,10 +344,9 @@ static int s_curves(s_run_t *runs, int n_runs, const char *dir, const char *out,
             const char *sep = "";
             for (int i = 0; i < n_runs; i++) {
                 if (runs[i].n_train > 0) {
-                    fprintf(gp,
-                            "%s'%s' using 1:3 with lines lw 2 lc %d title '%s train (mean of 10 "
-                            "updates)'",
-                            sep, runs[i].train_dat, i + 1, runs[i].label);
+                    fprintf(gp, "%s'%s' using 1:%d with lines lw 2 lc %d title '%s train%s'", sep,
+                            runs[i].train_dat, s_raw ? 2 : 3, i + 1, runs[i].label,
+                            s_raw ? "" : " (mean of 10 updates)");
                     sep = ", ";
                 }
                 if (runs[i].n_eval > 0) {
@@ -401,6 +404,8 @@ int main(int argc, char **argv)
             dump = true;
         else if (strcmp(argv[i], "--logx") == 0)
             logx = true;
+        else if (strcmp(argv[i], "--raw") == 0)
+            s_raw = true;
         else if (argv[i][0] == '-')
             return s_usage();
         else if (n_runs == S_MAX_RUNS) {

@@ -38,6 +38,9 @@ out=$("$bin" --dump --metric verify_share "$dir/a=A" 2>&1)
   grep -q "numeric keys: .*loss" "$dir/err" || { echo "an absent metric: rc $rc $(cat "$dir/err")"; fail=1; }
 "$bin" -o "$dir/loss.png" --metric loss "$dir/a=A" "$dir/b=B" || { echo "loss plot failed"; fail=1; }
 [ "$(head -c 4 "$dir/loss.png" | od -An -c | tr -d ' ')" = '211PNG' ] || { echo "loss: not a PNG"; fail=1; }
+# --raw (the values as recorded, no mean of the last 10: prover-eval's acceptance plot)
+"$bin" -o "$dir/raw.png" --raw --metric loss --series train "$dir/a=A" || { echo "--raw plot failed"; fail=1; }
+[ "$(head -c 4 "$dir/raw.png" | od -An -c | tr -d ' ')" = '211PNG' ] || { echo "--raw: not a PNG"; fail=1; }
 # a missing run of a comparison: left out with a warning, the others drawn
 "$bin" -o "$dir/cmp.png" "$dir/a=grpo" "$dir/nothing-here=prover" 2> "$dir/err" ||
   { echo "a missing run failed the comparison: $(cat "$dir/err")"; fail=1; }
