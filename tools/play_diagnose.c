@@ -184,8 +184,14 @@ pv_err_t pv_diagnose_episode(FILE *out, const pv_env_model_t *model, pv_env_t *e
                     exp(logp[best]));
         if (has_gold)
             fprintf(out, "; gold %s the observation", seen ? "in" : "not in");
+        /* the chosen candidate by its text: st->token is the candidate index only for a
+         * one-token scorer (a language model's steps hold their action tokens) */
+        size_t chosen = st->n_cands;
+        for (size_t j = 0; j < st->n_cands && chosen == st->n_cands; j++)
+            if (strcmp(st->cands[j], tr->texts[2 * s + 1]) == 0)
+                chosen = j;
         fprintf(out, "\n  chose %s p %.3f; top:", tr->texts[2 * s + 1],
-                st->token < st->n_cands ? exp(logp[st->token]) : 0.0);
+                chosen < st->n_cands ? exp(logp[chosen]) : 0.0);
         for (size_t r = 0; r < st->n_cands && r < 3; r++)
             fprintf(out, "%s %s %.3f", r ? ";" : "", st->cands[order[r] - logp], exp(*order[r]));
         fprintf(out, "\n");

@@ -470,8 +470,9 @@ int main(int argc, char **argv)
     }
     if (o.play.policy_path || o.play_only) {
         if (strcmp(o.cmd, "play") != 0 || !o.play.policy_path) {
-            fprintf(stderr, "prover-env: --config, --sample, --top and key=value go with "
-                            "play --policy PATH\n");
+            fprintf(stderr,
+                    "prover-env: --config, --sample, --top, --diagnose and key=value go with "
+                    "play --policy PATH\n");
             return 2;
         }
         o.play.task = o.task;

@@ -80,7 +80,7 @@
 #define S_ROW_WORDS  48 /* words of the observation row a candidate names (its title) */
 #define S_CAND_IDS   (2 * S_CAND_WORDS + 1 + S_ROW_WORDS) /* unigrams + bigrams + verb + row */
 #define S_QA_IDS     14
-#define S_X_IDS      (10 + S_QA_IDS) /* 8 cross ids, 2 for a row, 12 for a question */
+#define S_X_IDS      (10 + S_QA_IDS) /* 8 cross ids, 2 for a row, 14 for a question */
 #define S_QA_WORDS   32              /* content words of a question kept (pv_qa_content_words) */
 #define S_QA_WINDOW  10              /* words on each side of a mention (pv_qa_window_overlap) */
 #define S_MAX_WINDOW 64

@@ -59,6 +59,12 @@ echo "diagnose: $n_verdicts verdicts, won ${d_won:-?} (play: ${p_won:-?}), tally
 awk '/^==== task/ { win = 0 } /^step [0-9]+: [1-9][0-9]* of/ { win = 1 }
      /^verdict: selection/ && !win { bad = 1 } END { exit bad }' "$dir/diag.txt" ||
   { echo "a selection verdict without a winning candidate"; fail=1; }
+# the chosen action's probability is its candidate's (when it is also the top-ranked one, the
+# two printed numbers agree)
+awk '/^  chose / { split($0, a, " p "); split(a[2], b, "; top: "); c = substr(a[1], 9)
+       t = b[2]; sub(/;.*/, "", t); n = split(t, w, " "); tp = w[n]; sub(/ [^ ]*$/, "", t)
+       if (t == c && b[1] != tp) { print "chose " c " p " b[1] ", top p " tp; bad = 1 } }
+     END { exit bad }' "$dir/diag.txt" || { echo "the chosen action's p is not its candidate's"; fail=1; }
 grep -q "^along the expert's admissible plans, the policy ranks the final action first [0-9]* of [1-9]" \
   "$dir/diag.txt" || { echo "no tally along the expert's plans"; tail -4 "$dir/diag.txt"; fail=1; }
 # bad input: exit 2 and a message that names it
