@@ -154,8 +154,8 @@ pv_err_t pv_tf_forward(const pv_tf_t *m, pv_tf_work_t *w, const uint32_t *tokens
                        float *ent, pv_errmsg_t *em);
 
 /* Constrained decoding: the ids each position may predict. Position i (row b * T + t of a
- * (B, T) batch) allows ids[begin[i] .. begin[i] + n[i]) (each < vocab_size); n[i] = 0 allows
- * the whole vocabulary. Arrays borrowed for the call. */
+ * (B, T) batch) allows ids[begin[i] .. begin[i] + n[i]) (distinct, each < vocab_size, so
+ * n[i] <= vocab_size); n[i] = 0 allows the whole vocabulary. Arrays borrowed for the call. */
 typedef struct pv_tf_allow {
     const uint32_t *ids; /* the allowed ids, position by position */
     const size_t *begin; /* (B, T) */
@@ -166,8 +166,8 @@ typedef struct pv_tf_allow {
  * allowed ids (allow; NULL = pv_tf_forward): disallowed ids have p = 0, so logp and ent are
  * those of the masked distribution and pv_tf_backward gives them gradient 0; a position
  * with one allowed id (a forced token) has logp = 0, ent = 0 and no gradient. Errors as
- * pv_tf_forward, and PV_ERR_RANGE for a target outside its allowed ids or an allowed id >=
- * vocab_size. Allocates nothing. */
+ * pv_tf_forward, and PV_ERR_RANGE for a target outside its allowed ids, an allowed id >=
+ * vocab_size, or more than vocab_size allowed ids at a position. Allocates nothing. */
 pv_err_t pv_tf_forward_masked(const pv_tf_t *m, pv_tf_work_t *w, const uint32_t *tokens,
                               const uint32_t *targets, size_t B, size_t T, float temperature,
                               const pv_tf_allow_t *allow, float *logp, float *ent, pv_errmsg_t *em);

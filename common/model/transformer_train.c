@@ -238,6 +238,11 @@ static pv_err_t s_check_allow(const pv_tf_t *m, const uint32_t *targets, size_t 
         if (targets[i] == PV_TF_NO_TARGET || a->n[i] == 0)
             continue;
         const uint32_t *ids = a->ids + a->begin[i];
+        if (a->n[i] > m->cfg.vocab_size) /* the mask's scratch holds vocab_size ids */
+            return pv_errf(em, PV_ERR_RANGE,
+                           "transformer: %u allowed ids at %zu > vocab_size %u (ids are "
+                           "distinct)",
+                           a->n[i], i, m->cfg.vocab_size);
         bool in = false;
         for (uint32_t k = 0; k < a->n[i]; k++) {
             if (ids[k] >= m->cfg.vocab_size)

@@ -230,6 +230,11 @@ static pv_err_t s_allow(const pv_policy_t *p, pv_lm_work_t *w, const pv_policy_i
             bool in = false;
             for (size_t j = 0; j < na; j++)
                 in = in || w->allow[j] == it->tokens[k];
+            if (!in && k >= lm->max_new)
+                return pv_errf(em, PV_ERR_RANGE,
+                               "item %zu: the action has more than policy.max_new_tokens = %zu "
+                               "tokens (the candidates are cut there; raise max_new_tokens)",
+                               i, lm->max_new);
             if (!in)
                 return pv_errf(em, PV_ERR_RANGE,
                                "item %zu: token %zu (id %u) continues none of its %zu candidates",

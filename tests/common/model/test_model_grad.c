@@ -351,6 +351,17 @@ static void test_masked_values(void **state)
     s_aids[s_abeg[4] + 1] = 13;
     assert_int_equal(pv_tf_forward_masked(m, w, tok, tgt, 2, 6, T, &allow, lp, ent, &em),
                      PV_ERR_RANGE);
+    /* more allowed ids than the vocabulary (duplicates) would overrun the mask's scratch */
+    uint32_t many[14];
+    for (size_t k = 0; k < 14; k++)
+        many[k] = tgt[4];
+    size_t mbeg[12] = {0};
+    uint32_t mn[12] = {0};
+    mn[4] = 14;
+    pv_tf_allow_t over = {.ids = many, .begin = mbeg, .n = mn};
+    assert_int_equal(pv_tf_forward_masked(m, w, tok, tgt, 2, 6, T, &over, lp, ent, &em),
+                     PV_ERR_RANGE);
+    assert_non_null(strstr(em.text, "vocab_size"));
     pv_tf_work_destroy(&w);
     pv_tf_destroy(&m);
 }
