@@ -5,7 +5,8 @@
 # ALFWorld and 5 elsewhere, 100 updates; the small protocol keeps the first grids' settings;
 # --configs all names every configuration with grpo-matched after the runs it is matched
 # to; each run's arguments are accepted by prover-config and give the settings named; a dry
-# run creates nothing; a bad protocol exits 2. Exit 0 pass, 1 fail.
+# run creates nothing; a bad protocol, an option without its value or a key no run would
+# accept exits 2. Exit 0 pass, 1 fail.
 set -u
 src=${PV_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${PV_BUILD_DIR:-$src/build}
@@ -62,4 +63,9 @@ line=$(echo "$out" | grep -m1 '^alfworld reuse seed 1:')
 
 grid --protocol huge > /dev/null 2>&1
 [ $? -eq 2 ] || fail "an unknown protocol does not exit 2"
+cluster/eval-grid --dry-run --protocol > /dev/null 2>&1
+[ $? -eq 2 ] || fail "--protocol without a value does not exit 2"
+err=$(grid --envs alfworld --configs grpo foo.bar=1 2>&1 > /dev/null)
+[ $? -eq 2 ] && [[ "$err" == *"unknown key 'foo.bar'"* ]] || fail "a dry run accepts an unknown key: $err"
+grid --tiny | head -n 1 | grep -q "protocol tiny" || fail "a tiny dry run does not say so"
 echo "ok"
