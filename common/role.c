@@ -184,7 +184,8 @@ void pv_weights_in_destroy(pv_weights_in_t **in)
     if ((*in)->mpi) {
         pv_wsync_stats_t st = pv_wsync_sub_stats((*in)->mpi);
         PV_LOG_INFO("weights over MPI: %llu versions received (%llu copied from the parent's "
-                    "shared memory, %llu offers refused), %llu refused",
+                    "shared memory; %llu same-host offers refused, by it or by its children), "
+                    "%llu refused",
                     (unsigned long long)st.received, (unsigned long long)st.shm_reads,
                     (unsigned long long)st.shm_refusals, (unsigned long long)st.refused);
     }

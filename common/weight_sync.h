@@ -64,8 +64,8 @@
  *   buffer's header, hashing it in the same pass (pv_checksum_copy_update), so a version
  *   moves down a same-host tree as a pipeline of one copy per rank, without MPI messages for
  *   the bytes. It answers DONE (the parent unpins the buffer) or, unable to map it (another
- *   host, no /proc access, opts.shm = -1 or PV_WSYNC_SHM=0 (or off, false, no) in its environment), NOSHM, and
- *   the parent sends that child chunk messages from then on. A parent never waits on a
+ *   host, no /proc access, opts.shm = -1 or PV_WSYNC_SHM=0 (or off, false, no) in its environment),
+ * NOSHM, and the parent sends that child chunk messages from then on. A parent never waits on a
  *   child's copy: a child that does not answer within stall_ms of the version being whole
  *   in the buffer is stalled like one that does not drain its sends, and its pin is dropped
  *   at once (a stopped child holds no buffer). If the buffer is then reused under a copy,
@@ -132,7 +132,9 @@ typedef struct pv_wsync_stats {
     uint64_t shm_reads;    /* subscriber: versions copied whole out of a parent's shared buffer */
     uint64_t shm_sends;    /* transfers to children that copied them out of this rank's shared
                             * buffer (their DONE came) */
-    uint64_t shm_refusals; /* subscriber: same-host offers it refused; parent: NOSHM answers */
+    uint64_t shm_refusals; /* same-host offers refused: as a subscriber, the offers it refused,
+                            * plus, as a parent (the root, or a rank mid-tree), the NOSHM answers
+                            * of its children: one sum */
     uint32_t pinned;       /* version buffers pinned now (the latest / newest verified / front
                             * version, the back buffer, transfers in and out); a stopped or dead
                             * same-host child holds none once found stalled */
