@@ -1,7 +1,8 @@
 /* prover-plot - PNG plots of one or more runs' metrics.jsonl with gnuplot.
  *
  *   prover-plot [-o OUT.png] [--metric KEY] [--x total_env_steps|iteration|wall_s]
- *               [--series both|train|eval] [--raw] [--logx] [--title T] RUN_DIR_OR_METRICS[=LABEL] ...
+ *               [--series both|train|eval] [--raw] [--logx] [--title T]
+ *               RUN_DIR_OR_METRICS[=LABEL] ...
  *   prover-plot --cost [-o OUT.png] [--title T] RUN_DIR_OR_METRICS[=LABEL] ...
  *
  * Plots a metric (default success_rate) against the x axis (default: environment steps,
