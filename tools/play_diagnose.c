@@ -102,9 +102,8 @@ static pv_err_t s_expert(pv_env_t *env, const pv_task_t *t, const pv_policy_t *p
             rc = PV_OK;
             break;
         }
-        size_t j = SIZE_MAX;
-        for (size_t i = 0; i < n && j == SIZE_MAX && rc == PV_OK; i++)
-            j = strcmp(cands[i], act) == 0 ? i : j;
+        size_t j = pv_play_cand_index(cands, n, act);
+        j = j < n ? j : SIZE_MAX;
         x->plan = x->plan && j != SIZE_MAX;
         pv_policy_ctx_t ctx = {task, (const char *const *)hist, 2 * s + 1};
         if (rc == PV_OK && j != SIZE_MAX && n <= max_cands &&
@@ -184,12 +183,7 @@ pv_err_t pv_diagnose_episode(FILE *out, const pv_env_model_t *model, pv_env_t *e
                     exp(logp[best]));
         if (has_gold)
             fprintf(out, "; gold %s the observation", seen ? "in" : "not in");
-        /* the chosen candidate by its text: st->token is the candidate index only for a
-         * one-token scorer (a language model's steps hold their action tokens) */
-        size_t chosen = st->n_cands;
-        for (size_t j = 0; j < st->n_cands && chosen == st->n_cands; j++)
-            if (strcmp(st->cands[j], tr->texts[2 * s + 1]) == 0)
-                chosen = j;
+        size_t chosen = pv_play_cand_index(st->cands, st->n_cands, tr->texts[2 * s + 1]);
         fprintf(out, "\n  chose %s p %.3f; top:", tr->texts[2 * s + 1],
                 chosen < st->n_cands ? exp(logp[chosen]) : 0.0);
         for (size_t r = 0; r < st->n_cands && r < 3; r++)
@@ -246,4 +240,12 @@ void pv_diagnose_totals(FILE *out, const pv_diag_totals_t *t)
                     last ? "final" : "earlier", (unsigned long long)t->plan_top1[last],
                     (unsigned long long)t->plan_steps[last],
                     (double)t->plan_rank[last] / (double)t->plan_steps[last]);
+}
+
+size_t pv_play_cand_index(const char *const *cands, size_t n, const char *text)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(cands[i], text) == 0)
+            return i;
+    return n;
 }

@@ -59,6 +59,12 @@ typedef struct pv_diag_totals {
     uint64_t plan_steps[2], plan_top1[2], plan_rank[2];
 } pv_diag_totals_t;
 
+/* Index of the candidate whose text is `text` among cands[0..n), n when none. A step's
+ * chosen candidate is found so for every policy kind: a language model's step holds its
+ * action's tokens, not a candidate index (pv_traj_step_t.token is one only for a one-token
+ * scorer). */
+size_t pv_play_cand_index(const char *const *cands, size_t n, const char *text);
+
 /* The verdict's name ("won", "selection", "search", "extraction", "retrieval"). */
 const char *pv_diag_verdict_name(pv_diag_verdict_t v);
 
