@@ -203,6 +203,45 @@ static const char *const s_qstop[] = {
     "any",   "one",  "first", "will", "would", "so",   "such",  "if",    "then",  "most",  "more",
     "s",     "we",   "you",   NULL};
 
+/* featurize.h hash of the word [a, b), lower-cased (cut at PV_FEAT_WORD_MAX bytes). */
+static uint64_t s_word_hash(const char *a, const char *b)
+{
+    char buf[PV_FEAT_WORD_MAX];
+    size_t bl = 0;
+    for (const char *c = a; c < b && bl < sizeof buf; c++)
+        buf[bl++] = s_lower(*c);
+    return pv_feat_hash(buf, bl);
+}
+
+/* The word of hay just before *p (*p moves to its start) or just after it (*p moves to its
+ * end), not across a line break: [*a, *b). false when there is none. */
+static bool s_word_next(const char *hay, const char **p, bool before, const char **a,
+                        const char **b)
+{
+    const char *q = *p;
+    if (before) {
+        while (q > hay && !s_alnum((unsigned char)q[-1]) && q[-1] != '\n')
+            q--;
+        if (q == hay || q[-1] == '\n')
+            return false;
+        *b = q;
+        while (q > hay && s_alnum((unsigned char)q[-1]))
+            q--;
+        *a = q;
+    } else {
+        while (*q && !s_alnum((unsigned char)*q) && *q != '\n')
+            q++;
+        if (!*q || *q == '\n')
+            return false;
+        *a = q;
+        while (s_alnum((unsigned char)*q))
+            q++;
+        *b = q;
+    }
+    *p = q;
+    return true;
+}
+
 size_t pv_qa_content_words(const char *text, uint64_t *out, size_t cap)
 {
     size_t n = 0;
@@ -214,11 +253,7 @@ size_t pv_qa_content_words(const char *text, uint64_t *out, size_t cap)
         size_t len = (size_t)(p - start);
         if (len < 2 || s_in(w, s_qstop))
             continue;
-        char buf[PV_FEAT_WORD_MAX];
-        size_t bl = 0;
-        for (const char *c = start; c < p && bl < sizeof buf; c++)
-            buf[bl++] = s_lower(*c);
-        uint64_t h = pv_feat_hash(buf, bl);
+        uint64_t h = s_word_hash(start, p);
         bool seen = false;
         for (size_t i = 0; i < n && !seen; i++)
             seen = out[i] == h;
@@ -231,11 +266,7 @@ size_t pv_qa_content_words(const char *text, uint64_t *out, size_t cap)
 /* The bit of q that the word [a, b) of hay hits, or 0. */
 static uint64_t s_qbit(const char *a, const char *b, const uint64_t *q, size_t n_q)
 {
-    char buf[PV_FEAT_WORD_MAX];
-    size_t bl = 0;
-    for (const char *c = a; c < b && bl < sizeof buf; c++)
-        buf[bl++] = s_lower(*c);
-    uint64_t h = pv_feat_hash(buf, bl);
+    uint64_t h = s_word_hash(a, b);
     for (size_t i = 0; i < n_q; i++)
         if (q[i] == h)
             return 1ULL << i;
@@ -262,30 +293,12 @@ size_t pv_qa_window_overlap(const char *hay, const char *needle, size_t n, const
                       s_alnum((unsigned char)m[0]);
         uint64_t hit = 0;
         /* the words before: walk back over `window` words, stopping at a line break */
-        const char *p = m;
-        for (size_t k = 0; !inside && k < window && p > hay;) {
-            while (p > hay && !s_alnum((unsigned char)p[-1]) && p[-1] != '\n')
-                p--;
-            if (p == hay || p[-1] == '\n')
-                break;
-            const char *b = p;
-            while (p > hay && s_alnum((unsigned char)p[-1]))
-                p--;
-            hit |= s_qbit(p, b, q, n_q);
-            k++;
-        }
+        const char *p = m, *a, *b;
+        for (size_t k = 0; !inside && k < window && s_word_next(hay, &p, true, &a, &b); k++)
+            hit |= s_qbit(a, b, q, n_q);
         p = me;
-        for (size_t k = 0; !inside && k < window && *p;) {
-            while (*p && !s_alnum((unsigned char)*p) && *p != '\n')
-                p++;
-            if (!*p || *p == '\n')
-                break;
-            const char *a = p;
-            while (s_alnum((unsigned char)*p))
-                p++;
-            hit |= s_qbit(a, p, q, n_q);
-            k++;
-        }
+        for (size_t k = 0; !inside && k < window && s_word_next(hay, &p, false, &a, &b); k++)
+            hit |= s_qbit(a, b, q, n_q);
         size_t c = (size_t)__builtin_popcountll(hit);
         best = c > best ? c : best;
         off = (size_t)(me - hay);
@@ -298,28 +311,5 @@ uint64_t pv_qa_next_word(const char *hay, size_t off, bool before)
     if (!hay)
         return 0;
     const char *a, *b, *p = hay + off;
-    if (before) {
-        while (p > hay && !s_alnum((unsigned char)p[-1]) && p[-1] != '\n')
-            p--;
-        if (p == hay || p[-1] == '\n')
-            return 0;
-        b = p;
-        while (p > hay && s_alnum((unsigned char)p[-1]))
-            p--;
-        a = p;
-    } else {
-        while (*p && !s_alnum((unsigned char)*p) && *p != '\n')
-            p++;
-        if (!*p || *p == '\n')
-            return 0;
-        a = p;
-        while (s_alnum((unsigned char)*p))
-            p++;
-        b = p;
-    }
-    char buf[PV_FEAT_WORD_MAX];
-    size_t bl = 0;
-    for (const char *c = a; c < b && bl < sizeof buf; c++)
-        buf[bl++] = s_lower(*c);
-    return pv_feat_hash(buf, bl);
+    return s_word_next(hay, &p, before, &a, &b) ? s_word_hash(a, b) : 0;
 }
