@@ -84,6 +84,8 @@ typedef struct pv_intake_stats {
     X(trajectories, SUM_U)                                                                         \
     X(steps, SUM_U)                                                                                \
     X(won, SUM_U)                                                                                  \
+    X(refused, SUM_U)                                                                              \
+    X(action_tokens, SUM_U)                                                                        \
     X(malformed, SUM_U)                                                                            \
     X(duplicates, SUM_U)                                                                           \
     X(stale, SUM_U)                                                                                \

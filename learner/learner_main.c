@@ -66,10 +66,11 @@ typedef struct s_learner {
     uint64_t n_done; /* iterations whose training success is in `recent` (whole run) */
     uint64_t t0_ms;
     /* a resumed run continues the counters of the run that wrote its checkpoint */
-    uint64_t base_rollout, base_verify; /* env steps before this process */
-    double base_wall_s;                 /* wall time before this process */
-    bool skip_first_eval;               /* the resumed step was evaluated already */
-    bool totals_resumed;                /* the intake totals continue the checkpoint's */
+    uint64_t base_rollout, base_verify;               /* env steps before this process */
+    uint64_t base_rollout_tokens, base_verify_tokens; /* generated tokens before it */
+    double base_wall_s;                               /* wall time before this process */
+    bool skip_first_eval;                             /* the resumed step was evaluated already */
+    bool totals_resumed;       /* the intake totals continue the checkpoint's */
     pv_intake_stats_t trained; /* intake totals after the last iteration trained (checkpoints) */
     pv_task_cursor_t cursor;   /* the actors' groups received (common/task_cursor.h) */
     pv_task_cursor_t cursor_trained; /* ... as of the last iteration trained (checkpoints) */
@@ -202,9 +203,13 @@ static void s_take_history(s_learner_t *s)
     /* the intake totals, when the checkpoint had them, count the earlier legs' steps too */
     s->base_rollout = s->totals_resumed ? 0 : h.rollout_env_steps;
     s->base_verify = s->totals_resumed ? 0 : h.verify_env_steps;
+    s->base_rollout_tokens = s->totals_resumed ? 0 : h.rollout_tokens;
+    s->base_verify_tokens = s->totals_resumed ? 0 : h.verify_tokens;
     s->base_wall_s = h.wall_s;
     s->run.rollout_env_steps = h.rollout_env_steps;
     s->run.verify_env_steps = h.verify_env_steps;
+    s->run.rollout_tokens = h.rollout_tokens;
+    s->run.verify_tokens = h.verify_tokens;
     s->run.wall_s = h.wall_s;
     if (h.eval_first.greedy >= 0) {
         s->run.eval_first = h.eval_first;
@@ -272,6 +277,8 @@ static pv_err_t s_resume_or_init(s_learner_t *s, pv_errmsg_t *em)
             const pv_intake_stats_t *t = pv_intake_totals(s->intake);
             s->run.rollout_env_steps = t->steps + t->dropped_steps;
             s->run.verify_env_steps = t->verify_env_steps;
+            s->run.rollout_tokens = t->action_tokens;
+            s->run.verify_tokens = t->verify_tokens;
         }
         return PV_OK;
     }
@@ -584,6 +591,8 @@ static pv_err_t s_run(s_learner_t *s, pv_errmsg_t *em)
         s->cursor_trained = s->cursor;
         s->run.rollout_env_steps = s->base_rollout + t->steps + t->dropped_steps;
         s->run.verify_env_steps = s->base_verify + t->verify_env_steps;
+        s->run.rollout_tokens = s->base_rollout_tokens + t->action_tokens;
+        s->run.verify_tokens = s->base_verify_tokens + t->verify_tokens;
         s->run.iterations = s->step;
         s->run.wall_s = s->base_wall_s + (double)(pv_mono_ms() - s->t0_ms) / 1000.0;
         double success = b->trajectories ? (double)b->won / (double)b->trajectories : 0.0;

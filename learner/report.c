@@ -47,6 +47,8 @@ static pv_err_t s_history_line(const json_t *o, size_t lineno, const char *why, 
         double sr = pv_metrics_num(o, "success_rate", 0);
         h->rollout_env_steps = (uint64_t)pv_metrics_num(o, "cum_rollout_env_steps", 0);
         h->verify_env_steps = (uint64_t)pv_metrics_num(o, "cum_verify_env_steps", 0);
+        h->rollout_tokens = (uint64_t)pv_metrics_num(o, "cum_rollout_tokens", 0);
+        h->verify_tokens = (uint64_t)pv_metrics_num(o, "cum_verify_tokens", 0);
         h->wall_s = pv_metrics_num(o, "wall_s", h->wall_s);
         if (h->n_train < 10) {
             ctx->first_sum += sr;
@@ -145,6 +147,21 @@ static void s_set_triage(json_t *o, const pv_triage_stats_t *tr, const pv_intake
     json_object_set_new(o, "triage_bad_labels", json_integer((json_int_t)in->bad_labels));
 }
 
+/* The run's cumulative environment steps and generated tokens, rollouts and verification
+ * (the budget axes of prover-eval), on a train or eval line. */
+static void s_set_totals(json_t *o, const pv_run_totals_t *run)
+{
+    json_object_set_new(o, "cum_rollout_env_steps",
+                        json_integer((json_int_t)run->rollout_env_steps));
+    json_object_set_new(o, "cum_verify_env_steps", json_integer((json_int_t)run->verify_env_steps));
+    json_object_set_new(o, "total_env_steps",
+                        json_integer((json_int_t)(run->rollout_env_steps + run->verify_env_steps)));
+    json_object_set_new(o, "cum_rollout_tokens", json_integer((json_int_t)run->rollout_tokens));
+    json_object_set_new(o, "cum_verify_tokens", json_integer((json_int_t)run->verify_tokens));
+    json_object_set_new(o, "total_tokens",
+                        json_integer((json_int_t)(run->rollout_tokens + run->verify_tokens)));
+}
+
 pv_err_t pv_report_iteration(pv_metrics_t *m, uint64_t iteration, uint64_t iterations,
                              uint64_t version, const pv_intake_stats_t *b,
                              const pv_intake_stats_t *t, const pv_update_stats_t *up,
@@ -167,10 +184,7 @@ pv_err_t pv_report_iteration(pv_metrics_t *m, uint64_t iteration, uint64_t itera
     json_object_set_new(o, "rollout_env_steps",
                         json_integer((json_int_t)(b->steps + b->dropped_steps)));
     json_object_set_new(o, "verify_env_steps", json_integer((json_int_t)b->verify_env_steps));
-    json_object_set_new(o, "cum_rollout_env_steps",
-                        json_integer((json_int_t)run->rollout_env_steps));
-    json_object_set_new(o, "cum_verify_env_steps", json_integer((json_int_t)run->verify_env_steps));
-    json_object_set_new(o, "total_env_steps", json_integer((json_int_t)total));
+    s_set_totals(o, run);
     json_object_set_new(o, "proposals", json_integer((json_int_t)b->proposals));
     json_object_set_new(o, "segments_verified", json_integer((json_int_t)b->verified));
     json_object_set_new(o, "segments_positive", json_integer((json_int_t)b->positive));
@@ -287,11 +301,7 @@ pv_err_t pv_report_eval(pv_metrics_t *m, uint64_t iteration, uint64_t version,
     if (r->n_types)
         json_object_set_new(o, "success_by_type", s_types_json(r));
     json_object_set_new(o, "eval_tasks", json_integer((json_int_t)n_tasks));
-    json_object_set_new(o, "total_env_steps",
-                        json_integer((json_int_t)(run->rollout_env_steps + run->verify_env_steps)));
-    json_object_set_new(o, "cum_rollout_env_steps",
-                        json_integer((json_int_t)run->rollout_env_steps));
-    json_object_set_new(o, "cum_verify_env_steps", json_integer((json_int_t)run->verify_env_steps));
+    s_set_totals(o, run);
     pv_err_t err = pv_metrics_write(m, o);
     json_decref(o);
     PV_LOG_INFO("eval at iteration %llu: held-out success greedy %.3f, sampled %.3f; score "

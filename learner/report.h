@@ -6,8 +6,10 @@
  *   kind "train": iteration, policy_version, wall_s, groups, trajectories, success_rate,
  *     mean_reward, episode_len, rollout_env_steps, verify_env_steps, cum_rollout_env_steps,
  *     cum_verify_env_steps, total_env_steps (rollouts + verification, including the steps of
- *     dropped groups), proposals, segments_verified, segments_positive, delta_mean,
- *     delta_min, delta_max, acceptance_rate (share of verified segments with delta > 0: the
+ *     dropped groups), cum_rollout_tokens, cum_verify_tokens, total_tokens (tokens the policy
+ *     generated so far: the accepted groups' action tokens and the verifiers' continuations';
+ *     prover-eval's equal-tokens axis), proposals, segments_verified, segments_positive,
+ * delta_mean, delta_min, delta_max, acceptance_rate (share of verified segments with delta > 0: the
  *     judge's health; the paper reports 0.195 for random segments, 0.585-0.724 for LLM
  *     judges), acceptance_rate_noise (the share expected by noise alone,
  *     pv_prover_delta_stats), segment_turns (mean actions per verified segment), delta_se
@@ -44,7 +46,8 @@
  * with the model's roles, role entries dropped as not fitting their trajectory); kind "eval":
  * iteration, policy_version, wall_s, success_rate (greedy, held-out tasks), success_rate_sampled
  * (the same tasks, actions sampled at temperature 1), eval_tasks, total_env_steps,
- * cum_rollout_env_steps, cum_verify_env_steps.
+ * cum_rollout_env_steps, cum_verify_env_steps, cum_rollout_tokens, cum_verify_tokens,
+ * total_tokens.
  */
 #ifndef PV_LEARNER_REPORT_H
 #define PV_LEARNER_REPORT_H
@@ -78,6 +81,10 @@ void pv_report_eval_result(const pv_eval_detail_t *greedy, const pv_eval_detail_
 typedef struct pv_run_totals {
     uint64_t rollout_env_steps; /* accepted and dropped groups */
     uint64_t verify_env_steps;
+    /* tokens the policy generated: the accepted groups' action tokens (a dropped group's are
+     * not known to the learner) and the verifiers' continuations' (one per action for a
+     * policy without tokens) */
+    uint64_t rollout_tokens, verify_tokens;
     double wall_s;
     pv_eval_result_t eval_first, eval_last; /* held-out success; greedy < 0 until measured */
     double train_first, train_last; /* mean training success of the first / last 10 iterations */
@@ -114,6 +121,7 @@ typedef struct pv_run_totals {
  * than its last checkpoint). */
 typedef struct pv_run_history {
     uint64_t rollout_env_steps, verify_env_steps; /* cum_* of the last train line */
+    uint64_t rollout_tokens, verify_tokens;       /* cum_*_tokens of the last train line */
     double wall_s;                                /* its wall_s */
     pv_eval_result_t eval_first, eval_last;       /* greedy < 0 when there was none */
     int64_t eval_last_iteration;                  /* -1 when there was none */

@@ -52,6 +52,7 @@ static pv_err_t s_metrics_line(const json_t *o, size_t lineno, const char *why, 
     const char *kind = json_string_value(json_object_get(o, "kind"));
     pv_ev_point_t p = {.iteration = s_num(o, "iteration"),
                        .env_steps = s_num(o, "total_env_steps"),
+                       .tokens = s_num(o, "total_tokens"),
                        .success = s_num(o, "success_rate"),
                        .rollout = s_num(o, "cum_rollout_env_steps"),
                        .verify = s_num(o, "cum_verify_env_steps"),
@@ -133,17 +134,20 @@ void pv_ev_run_free(pv_ev_run_t *r)
     memset(r, 0, sizeof *r);
 }
 
-static double s_x(const pv_ev_point_t *p, bool by_steps)
+static double s_x(const pv_ev_point_t *p, pv_ev_axis_t axis)
 {
-    return by_steps ? p->env_steps : p->iteration;
+    return axis == PV_EV_TOKENS ? p->tokens : axis == PV_EV_ENV_STEPS ? p->env_steps : p->iteration;
 }
 
-double pv_ev_success_at(const pv_ev_point_t *p, size_t n, bool by_steps, double x)
+double pv_ev_success_at(const pv_ev_point_t *p, size_t n, pv_ev_axis_t axis, double x)
 {
-    if (n == 0 || !isfinite(x) || x < s_x(&p[0], by_steps) || x > s_x(&p[n - 1], by_steps))
+    if (n == 0 || !isfinite(x) || !(x >= s_x(&p[0], axis)) || !(x <= s_x(&p[n - 1], axis)))
         return NAN;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(s_x(&p[i], axis)))
+            return NAN;
     for (size_t i = 0; i + 1 < n; i++) {
-        double x0 = s_x(&p[i], by_steps), x1 = s_x(&p[i + 1], by_steps);
+        double x0 = s_x(&p[i], axis), x1 = s_x(&p[i + 1], axis);
         if (x == x0)
             return p[i].success;
         if (x > x0 && x < x1)
@@ -213,6 +217,7 @@ pv_err_t pv_ev_mean_curve(const pv_ev_point_t *const *curves, const size_t *lens
         for (size_t r = 0; r < n_runs; r++) {
             m->iteration += curves[r][i].iteration / (double)n_runs;
             m->env_steps += curves[r][i].env_steps / (double)n_runs;
+            m->tokens += curves[r][i].tokens / (double)n_runs; /* NaN when a run has none */
             m->success += curves[r][i].success / (double)n_runs;
             m->rollout += curves[r][i].rollout / (double)n_runs;
             m->verify += curves[r][i].verify / (double)n_runs;

@@ -183,8 +183,9 @@ static pv_eg_stat_t s_stat(const double *x, size_t n)
 /* Equal-budget points of one environment, then every configuration's numbers. */
 static void s_compute(pv_eg_env_t *e, double target)
 {
-    e->updates = e->steps = INFINITY;
+    e->updates = e->steps = e->tokens = INFINITY;
     e->steps_max = 0;
+    bool tokens = true; /* every run counted its tokens */
     for (size_t c = 0; c < e->n_configs; c++)
         for (size_t r = 0; r < e->configs[c].n_ok; r++) {
             const pv_ev_run_t *run = &e->configs[c].runs[r];
@@ -192,16 +193,21 @@ static void s_compute(pv_eg_env_t *e, double target)
             e->updates = fmin(e->updates, last->iteration);
             e->steps = fmin(e->steps, last->env_steps);
             e->steps_max = fmax(e->steps_max, last->env_steps);
+            tokens = tokens && isfinite(last->tokens);
+            e->tokens = fmin(e->tokens, last->tokens);
         }
+    if (!tokens || !isfinite(e->tokens))
+        e->tokens = NAN;
     for (size_t c = 0; c < e->n_configs; c++) {
         pv_eg_config_t *cf = &e->configs[c];
-        double v[12][PV_EG_MAX_SEEDS];
+        double v[13][PV_EG_MAX_SEEDS];
         for (size_t r = 0; r < cf->n_ok; r++) {
             const pv_ev_run_t *run = &cf->runs[r];
             v[0][r] = isfinite(run->final_success) ? run->final_success
                                                    : run->eval[run->n_eval - 1].success;
-            v[1][r] = pv_ev_success_at(run->eval, run->n_eval, false, e->updates);
-            v[2][r] = pv_ev_success_at(run->eval, run->n_eval, true, e->steps);
+            v[1][r] = pv_ev_success_at(run->eval, run->n_eval, PV_EV_UPDATES, e->updates);
+            v[2][r] = pv_ev_success_at(run->eval, run->n_eval, PV_EV_ENV_STEPS, e->steps);
+            v[12][r] = pv_ev_success_at(run->eval, run->n_eval, PV_EV_TOKENS, e->tokens);
             v[3][r] = pv_ev_steps_to(run->eval, run->n_eval, target);
             v[4][r] = run->verify_share;
             v[5][r] = run->precision_samples ? run->precision : NAN;
@@ -217,6 +223,7 @@ static void s_compute(pv_eg_env_t *e, double target)
         cf->final_success = s_stat(v[0], cf->n_ok);
         cf->at_updates = s_stat(v[1], cf->n_ok);
         cf->at_steps = s_stat(v[2], cf->n_ok);
+        cf->at_tokens = s_stat(v[12], cf->n_ok);
         cf->to_target = s_stat(v[3], cf->n_ok);
         cf->verify_share = s_stat(v[4], cf->n_ok);
         cf->precision = s_stat(v[5], cf->n_ok);

@@ -12,13 +12,14 @@
  *
  * Per environment: `updates` = the last learner update every run reached (the smallest
  * final evaluation iteration), `steps` = the fewest environment steps any run ended with
- * (its final evaluation's total_env_steps). Per configuration, over its seeds, mean and
- * sample std of: final success, success at `updates` updates, success at `steps`
- * environment steps, environment steps to reach `target` (over the seeds that reached it),
- * verification share, judge precision (over the seeds that measured it), environment
- * steps, wall time, and the mean training reward of the last PV_EG_TAIL updates; and when
- * the environment has a configuration named "grpo", each other configuration's final
- * success minus grpo's with its 95 % bootstrap interval over seeds (tools/eval_stats.h).
+ * (its final evaluation's total_env_steps), `tokens` = the fewest generated tokens any run
+ * ended with (total_tokens; NaN when a run has none). Per configuration, over its seeds,
+ * mean and sample std of: final success, success at `updates` updates, success at `steps`
+ * environment steps, success at `tokens` generated tokens, environment steps to reach `target`
+ * (over the seeds that reached it), verification share, judge precision (over the seeds that
+ * measured it), environment steps, wall time, and the mean training reward of the last PV_EG_TAIL
+ * updates; and when the environment has a configuration named "grpo", each other configuration's
+ * final success minus grpo's with its 95 % bootstrap interval over seeds (tools/eval_stats.h).
  */
 #ifndef PV_TOOLS_EVAL_GRID_H
 #define PV_TOOLS_EVAL_GRID_H
@@ -58,7 +59,7 @@ typedef struct pv_eg_config {
     size_t n_ok;                          /* runs read */
     pv_eg_diff_t vs_grpo;
     pv_eg_stat_t final_success, final_sampled, final_score, acceptance, at_updates, at_steps,
-        to_target, verify_share, precision, env_steps, wall_s, train_reward;
+        at_tokens, to_target, verify_share, precision, env_steps, wall_s, train_reward;
 } pv_eg_config_t;
 
 typedef struct pv_eg_env {
@@ -69,6 +70,8 @@ typedef struct pv_eg_env {
     double updates;   /* equal learner updates: the last one every run reached */
     double steps;     /* equal environment steps: the fewest any run ended with */
     double steps_max; /* the most environment steps any run ended with */
+    double tokens;    /* equal generated tokens: the fewest any run ended with (NaN when a
+                         run has no token counts) */
 } pv_eg_env_t;
 
 typedef struct pv_eg {

@@ -21,6 +21,8 @@ static void s_write_points(FILE *f, const char *kind, const pv_ev_point_t *p, si
                 "{\"kind\":\"%s\",\"iteration\":%.17g,\"total_env_steps\":%.17g,"
                 "\"success_rate\":%.17g",
                 kind, p[i].iteration, p[i].env_steps, p[i].success);
+        if (isfinite(p[i].tokens))
+            fprintf(f, ",\"total_tokens\":%.17g", p[i].tokens);
         if (strcmp(kind, "train") == 0)
             fprintf(f,
                     ",\"cum_rollout_env_steps\":%.17g,\"cum_verify_env_steps\":%.17g,"
@@ -139,23 +141,35 @@ static void s_machine(char *buf, size_t cap)
 
 static void s_table(FILE *f, const pv_eg_t *g, const pv_eg_env_t *e)
 {
-    char steps[32], target[32];
+    char steps[32], target[32], tokens[64] = "";
     s_si(steps, sizeof steps, e->steps);
     snprintf(target, sizeof target, "%.2f", g->target);
+    bool by_tokens = isfinite(e->tokens); /* every run counted its generated tokens */
+    if (by_tokens) {
+        char n[32];
+        s_si(n, sizeof n, e->tokens);
+        snprintf(tokens, sizeof tokens, " success at %s tokens |", n);
+    }
     fprintf(f,
             "| configuration | seeds | final success | minus grpo (95%% CI) | final success "
             "(sampled) | final score | "
-            "success at %.0f updates | success at %s env steps | env steps to %s | verification "
-            "share | judge precision | acceptance | env steps | train reward (last %d) | wall (s) "
-            "|\n"
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
-            e->updates, steps, target, PV_EG_TAIL);
+            "success at %.0f updates | success at %s env steps |%s env steps to %s | "
+            "verification share | judge precision | acceptance | env steps | train reward (last "
+            "%d) | wall (s) |\n"
+            "|---|---|---|---|---|---|---|---|%s---|---|---|---|---|---|---|\n",
+            e->updates, steps, tokens, target, PV_EG_TAIL, by_tokens ? "---|" : "");
     for (size_t c = 0; c < e->n_configs; c++) {
         const pv_eg_config_t *cf = &e->configs[c];
-        char cells[12][128];
+        char cells[13][128];
         s_cell(cells[0], sizeof cells[0], &cf->final_success, S_RATE);
         s_cell(cells[1], sizeof cells[1], &cf->at_updates, S_RATE);
         s_cell(cells[2], sizeof cells[2], &cf->at_steps, S_RATE);
+        cells[12][0] = '\0';
+        if (by_tokens) {
+            char s[100];
+            s_cell(s, sizeof s, &cf->at_tokens, S_RATE);
+            snprintf(cells[12], sizeof cells[12], " %s |", s);
+        }
         if (cf->to_target.n == 0)
             snprintf(cells[3], sizeof cells[3], "not reached");
         else {
@@ -176,9 +190,9 @@ static void s_table(FILE *f, const pv_eg_t *g, const pv_eg_env_t *e)
             snprintf(vs, sizeof vs, "%+.3f [%+.3f, %+.3f]", cf->vs_grpo.diff, cf->vs_grpo.lo,
                      cf->vs_grpo.hi);
         fprintf(f,
-                "| %s | %zu | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-                cf->name, cf->n_ok, cells[0], vs, cells[9], cells[10], cells[1], cells[2], cells[3],
-                cells[4], cells[5], cells[11], cells[6], cells[7], cells[8]);
+                "| %s | %zu | %s | %s | %s | %s | %s | %s |%s %s | %s | %s | %s | %s | %s | %s |\n",
+                cf->name, cf->n_ok, cells[0], vs, cells[9], cells[10], cells[1], cells[2],
+                cells[12], cells[3], cells[4], cells[5], cells[11], cells[6], cells[7], cells[8]);
     }
 }
 
@@ -200,6 +214,9 @@ static void s_env_section(FILE *f, const pv_eg_t *g, const pv_eg_env_t *e, int p
                 e->name, e->name, e->name, e->name, e->name, e->name);
     if (plots && pv_eg_env_verifies(e))
         fprintf(f, "![%s: acceptance rate](%s-acceptance.png)\n", e->name, e->name);
+    if (plots && isfinite(e->tokens))
+        fprintf(f, "![%s: success vs generated tokens](%s-success-vs-tokens.png)\n", e->name,
+                e->name);
 }
 
 pv_err_t pv_eg_write_markdown(const pv_eg_t *g, const char *dir, const char *command, int plots,
@@ -223,7 +240,9 @@ pv_err_t pv_eg_write_markdown(const pv_eg_t *g, const char *dir, const char *com
             "Environment steps count rollouts and verification together (the oracle's expert "
             "searches are not environment steps and are not counted). *Success at N updates* "
             "compares at the last learner update every run reached; *success at S env steps* "
-            "at the fewest environment steps any run of the environment ended with. *Env steps "
+            "at the fewest environment steps any run of the environment ended with; *success at "
+            "K tokens* (when every run counted them) at the fewest generated tokens, rollouts "
+            "and verification (one per action for the candidate scorer). *Env steps "
             "to %.2f*: where the curve first reaches that success rate, over the seeds that "
             "reached it. *Judge precision*: the share of the judge's proposals that the oracle "
             "(the environment's expert) labels pivotal. *Train reward*: the sampled training "
@@ -273,6 +292,8 @@ pv_err_t pv_eg_write_json(const pv_eg_t *g, const char *dir, const char *command
         json_object_set_new(je, "settings", json_string(ev->overrides));
         json_object_set_new(je, "equal_updates", json_real(ev->updates));
         json_object_set_new(je, "equal_env_steps", json_real(ev->steps));
+        json_object_set_new(je, "equal_tokens",
+                            isfinite(ev->tokens) ? json_real(ev->tokens) : json_null());
         for (size_t c = 0; c < ev->n_configs; c++) {
             const pv_eg_config_t *cf = &ev->configs[c];
             json_t *jc = json_object();
@@ -299,6 +320,7 @@ pv_err_t pv_eg_write_json(const pv_eg_t *g, const char *dir, const char *command
             json_object_set_new(jc, "acceptance_rate", s_jstat(&cf->acceptance));
             json_object_set_new(jc, "success_at_equal_updates", s_jstat(&cf->at_updates));
             json_object_set_new(jc, "success_at_equal_env_steps", s_jstat(&cf->at_steps));
+            json_object_set_new(jc, "success_at_equal_tokens", s_jstat(&cf->at_tokens));
             json_object_set_new(jc, "env_steps_to_target", s_jstat(&cf->to_target));
             json_object_set_new(jc, "verify_share", s_jstat(&cf->verify_share));
             json_object_set_new(jc, "judge_precision", s_jstat(&cf->precision));

@@ -120,26 +120,28 @@ static int s_plot(char **argv)
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
-/* The four plots of one environment (the acceptance plot only when a configuration
- * verified segments). Returns the failures. */
+/* The plots of one environment (the acceptance plot only when a configuration verified
+ * segments, the tokens plot only when every run counted its generated tokens). Returns the
+ * failures. */
 static int s_plots(const char *grid, const pv_eg_env_t *e)
 {
-    char out[4][PATH_MAX], title[4][512], args[PV_EG_MAX_CONFIGS][PATH_MAX + 64];
+    char out[5][PATH_MAX], title[5][512], args[PV_EG_MAX_CONFIGS][PATH_MAX + 64];
     int failed = 0;
     for (size_t c = 0; c < e->n_configs; c++)
         snprintf(args[c], sizeof args[c], "%s/%s/%s/mean.jsonl=%s", grid, e->name,
                  e->configs[c].name, e->configs[c].name);
-    static const char *const files[4] = {"success-vs-updates", "success-vs-env-steps",
-                                         "verification-cost", "acceptance"};
-    static const char *const what[4] = {
+    static const char *const files[5] = {"success-vs-updates", "success-vs-env-steps",
+                                         "verification-cost", "acceptance", "success-vs-tokens"};
+    static const char *const what[5] = {
         "greedy held-out success vs learner updates",
         "greedy held-out success vs environment steps",
         "rollout and verification environment steps",
-        "acceptance rate so far (verified segments with a positive delta) vs learner updates"};
+        "acceptance rate so far (verified segments with a positive delta) vs learner updates",
+        "greedy held-out success vs generated tokens"};
     bool any_verified = pv_eg_env_verifies(e);
-    for (int p = 0; p < 4; p++) {
-        if (p == 3 && !any_verified)
-            break;
+    for (int p = 0; p < 5; p++) {
+        if ((p == 3 && !any_verified) || (p == 4 && !isfinite(e->tokens)))
+            continue;
         snprintf(out[p], sizeof out[p], "%s/%s-%s.png", grid, e->name, files[p]);
         snprintf(title[p], sizeof title[p], "%s: %s (mean over seeds)", e->name, what[p]);
         char *argv[14 + PV_EG_MAX_CONFIGS];
@@ -148,11 +150,11 @@ static int s_plots(const char *grid, const pv_eg_env_t *e)
         argv[a++] = out[p];
         argv[a++] = "--title";
         argv[a++] = title[p];
-        if (p < 2) {
+        if (p < 2 || p == 4) {
             argv[a++] = "--series";
             argv[a++] = "eval";
             argv[a++] = "--x";
-            argv[a++] = p == 0 ? "iteration" : "total_env_steps";
+            argv[a++] = p == 0 ? "iteration" : p == 1 ? "total_env_steps" : "total_tokens";
             if (p == 1 && e->steps_max > 10.0 * e->steps)
                 argv[a++] = "--logx"; /* exhaustive verification: an order of magnitude more */
         } else if (p == 2) {
@@ -167,7 +169,7 @@ static int s_plots(const char *grid, const pv_eg_env_t *e)
             argv[a++] = "iteration";
         }
         for (size_t c = 0; c < e->n_configs; c++)
-            if (e->configs[c].n_ok > 0 && (p < 3 || pv_eg_config_verifies(&e->configs[c])))
+            if (e->configs[c].n_ok > 0 && (p != 3 || pv_eg_config_verifies(&e->configs[c])))
                 argv[a++] = args[c];
         argv[a] = NULL;
         if (s_plot(argv) != 0) {

@@ -1,6 +1,6 @@
 /* prover-plot - PNG plots of one or more runs' metrics.jsonl with gnuplot.
  *
- *   prover-plot [-o OUT.png] [--metric KEY] [--x total_env_steps|iteration|wall_s]
+ *   prover-plot [-o OUT.png] [--metric KEY] [--x total_env_steps|total_tokens|iteration|wall_s]
  *               [--series both|train|eval] [--raw] [--logx] [--title T]
  *               RUN_DIR_OR_METRICS[=LABEL] ...
  *   prover-plot --cost [-o OUT.png] [--title T] RUN_DIR_OR_METRICS[=LABEL] ...
@@ -52,7 +52,7 @@ static bool s_raw; /* --raw: train lines drawn as recorded, not as the mean of t
 static int s_usage(void)
 {
     fprintf(stderr, "usage: prover-plot [-o OUT.png] [--metric KEY] "
-                    "[--x total_env_steps|iteration|wall_s]\n"
+                    "[--x total_env_steps|total_tokens|iteration|wall_s]\n"
                     "                   [--series both|train|eval] [--raw] [--logx] [--dump] "
                     "[--title T] RUN[=LABEL] ...\n"
                     "       prover-plot --cost [-o OUT.png] [--title T] RUN[=LABEL] ...\n");
@@ -329,10 +329,11 @@ static int s_curves(s_run_t *runs, int n_runs, const char *dir, const char *out,
             perror("prover-plot: gnuplot");
             status = 1;
         } else {
-            const char *xl = strcmp(xkey, "total_env_steps") == 0
-                                 ? "environment steps (rollouts + verification)"
-                             : strcmp(xkey, "iteration") == 0 ? "learner updates"
-                                                              : "wall time (s)";
+            const char *xl =
+                strcmp(xkey, "total_env_steps") == 0 ? "environment steps (rollouts + verification)"
+                : strcmp(xkey, "total_tokens") == 0  ? "generated tokens (rollouts + verification)"
+                : strcmp(xkey, "iteration") == 0     ? "learner updates"
+                                                     : "wall time (s)";
             fprintf(gp,
                     "set terminal pngcairo size 960,600 noenhanced\n"
                     "set output '%s'\nset title '%s'\nset xlabel '%s'\n"
@@ -436,7 +437,8 @@ int main(int argc, char **argv)
         }
     }
     if (n_runs == 0 ||
-        (strcmp(xkey, "total_env_steps") && strcmp(xkey, "iteration") && strcmp(xkey, "wall_s")) ||
+        (strcmp(xkey, "total_env_steps") && strcmp(xkey, "total_tokens") &&
+         strcmp(xkey, "iteration") && strcmp(xkey, "wall_s")) ||
         (strcmp(series, "both") && strcmp(series, "train") && strcmp(series, "eval")))
         return s_usage();
     char dir[] = "/tmp/prover-plot.XXXXXX";

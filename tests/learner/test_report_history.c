@@ -33,6 +33,8 @@ static void s_write_run(const char *path)
         pv_update_stats_t up = {0};
         run.rollout_env_steps = 1000 * i;
         run.verify_env_steps = 300 * i;
+        run.rollout_tokens = 7000 * i;
+        run.verify_tokens = 900 * i;
         run.wall_s = 2.0 * (double)i;
         assert_int_equal(pv_report_iteration(m, i, 20, i + 1, &b, &t, &up, &run), PV_OK);
         if (i == 10)
@@ -62,6 +64,8 @@ static void test_history(void **state)
     assert_int_equal(h.n_train, 14);
     assert_int_equal(h.rollout_env_steps, 14000);
     assert_int_equal(h.verify_env_steps, 4200);
+    assert_int_equal(h.rollout_tokens, 98000);
+    assert_int_equal(h.verify_tokens, 12600);
     assert_float_equal(h.wall_s, 28.0, 1e-9);
     assert_int_equal(h.bad_lines, 1);
     assert_float_equal(h.eval_first.greedy, 0.0, 1e-12);

@@ -821,6 +821,11 @@ def scenario_lm(tmp):
     print("%d action tokens in %d steps; mismatch max per iteration %s; invalid action rate %s" % (
         tokens, steps, mm, [x["invalid_action_rate"] for x in train]))
     check(tokens > steps, "the steps carried one token each: not a language model's")
+    check(train[-1]["cum_rollout_tokens"] == tokens,
+          "cum_rollout_tokens %d is not the action tokens summed (%d)" % (
+              train[-1]["cum_rollout_tokens"], tokens))
+    check(train[-1]["total_tokens"] == tokens + train[-1]["cum_verify_tokens"],
+          "total_tokens is not rollouts + verification")
     check(mm and sum(x["mismatch_tokens"] for x in train) > 0,
           "no token acted with the learner's version was compared")
     check(max(mm) < 1e-4, "rollout/training log-prob mismatch %g" % max(mm))
@@ -837,6 +842,8 @@ def scenario_lm(tmp):
     check([x["iteration"] for x in train_b] == [5, 6], "the resumed run did not continue at 5")
     check(train_b[0]["policy_version"] == train[-1]["policy_version"] + 1,
           "the resumed run did not continue the policy version")
+    check(train_b[0]["cum_rollout_tokens"] == train[-1]["cum_rollout_tokens"] +
+          train_b[0]["action_tokens"], "the resumed run did not continue the token counts")
 
 
 def main():

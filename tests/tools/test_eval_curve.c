@@ -30,13 +30,13 @@ static void test_success_at(void **state)
         p[i] = (pv_ev_point_t){
             .iteration = xs[i] / 100, .env_steps = xs[i], .success = 0.1 + 0.002 * xs[i]};
     for (double x = 0; x <= 350; x += 12.5)
-        assert_float_equal(pv_ev_success_at(p, 4, true, x), 0.1 + 0.002 * x, 1e-12);
-    assert_float_equal(pv_ev_success_at(p, 4, false, 2.75), 0.1 + 0.002 * 275, 1e-12);
-    assert_float_equal(pv_ev_success_at(p, 4, true, 200), p[2].success, 0);
-    assert_true(isnan(pv_ev_success_at(p, 4, true, 351)));
-    assert_true(isnan(pv_ev_success_at(p, 4, true, -1)));
-    assert_true(isnan(pv_ev_success_at(p, 0, true, 0)));
-    assert_true(isnan(pv_ev_success_at(p, 4, true, NAN)));
+        assert_float_equal(pv_ev_success_at(p, 4, PV_EV_ENV_STEPS, x), 0.1 + 0.002 * x, 1e-12);
+    assert_float_equal(pv_ev_success_at(p, 4, PV_EV_UPDATES, 2.75), 0.1 + 0.002 * 275, 1e-12);
+    assert_float_equal(pv_ev_success_at(p, 4, PV_EV_ENV_STEPS, 200), p[2].success, 0);
+    assert_true(isnan(pv_ev_success_at(p, 4, PV_EV_ENV_STEPS, 351)));
+    assert_true(isnan(pv_ev_success_at(p, 4, PV_EV_ENV_STEPS, -1)));
+    assert_true(isnan(pv_ev_success_at(p, 0, PV_EV_ENV_STEPS, 0)));
+    assert_true(isnan(pv_ev_success_at(p, 4, PV_EV_ENV_STEPS, NAN)));
 }
 
 /* (0, 0.0), (100, 0.2), (300, 0.6), (400, 0.4): 0.5 is crossed at 100 + 200 * 0.3 / 0.4 =
@@ -77,10 +77,11 @@ static void test_mean_std(void **state)
 static void test_mean_curve(void **state)
 {
     (void)state;
-    pv_ev_point_t a[3] = {{1, 10, 0.2, 5, 5, 0.1, 1, 0},
-                          {2, 20, 0.4, 10, 10, 0.3, 3, 1},
-                          {3, 30, 0.9, 0, 0, 0, 0, 0}};
-    pv_ev_point_t b[2] = {{1, 30, 0.4, 15, 15, 0.3, 0, 0}, {2, 60, 0.8, 30, 30, 0.5, 5, 2}};
+    pv_ev_point_t a[3] = {{1, 10, 0.2, 5, 5, 0.1, 1, 0, 40},
+                          {2, 20, 0.4, 10, 10, 0.3, 3, 1, 80},
+                          {3, 30, 0.9, 0, 0, 0, 0, 0, 120}};
+    pv_ev_point_t b[2] = {{1, 30, 0.4, 15, 15, 0.3, 0, 0, 30},
+                          {2, 60, 0.8, 30, 30, 0.5, 5, 2, NAN}};
     const pv_ev_point_t *curves[2] = {a, b};
     size_t lens[2] = {3, 2}, n;
     pv_ev_point_t *m;
@@ -93,6 +94,8 @@ static void test_mean_curve(void **state)
     assert_float_equal(m[0].reward, 0.2, 1e-12);
     assert_float_equal(m[1].verified, 4.0, 1e-12); /* (3 + 5) / 2 */
     assert_float_equal(m[1].positive, 1.5, 1e-12);
+    assert_float_equal(m[0].tokens, 35.0, 1e-12);
+    assert_true(isnan(m[1].tokens)); /* a run without a count: no mean */
     free(m);
     assert_float_equal(pv_ev_tail_reward(a, 3, 2), 0.15, 1e-12);
     assert_float_equal(pv_ev_tail_reward(a, 3, 10), 0.4 / 3, 1e-12);
@@ -107,9 +110,11 @@ static void s_mkdir(const char *path)
 }
 
 /* A run evaluated at iterations 0, 10, 20 with success 0, 0.5, 1 (plus `bump`), spending
- * `per_it` environment steps per update (verification share `share` of them), with one
+ * `per_it` environment steps per update (verification share `share` of them) and
+ * `tok_per_step` generated tokens per step (NaN: its lines carry no total_tokens), with one
  * train line per update. */
-static void s_run(const char *dir, double per_it, double share, double bump, double precision)
+static void s_run(const char *dir, double per_it, double share, double bump, double precision,
+                  double tok_per_step)
 {
     s_mkdir(dir);
     char path[1024];
@@ -127,11 +132,14 @@ static void s_run(const char *dir, double per_it, double share, double bump, dou
                     it, steps, steps * (1 - share), steps * share, it / 20.0,
                     share > 0 ? it % 3 : 0, /* 1, 2, 0, 1, ...: 21 over 20 updates */
                     share > 0 && it % 3 == 2 ? "1" : "null"); /* 7 accepted; null adds 0 */
+        char tokens[64] = "";
+        if (!isnan(tok_per_step))
+            snprintf(tokens, sizeof tokens, ",\"total_tokens\":%g", steps * tok_per_step);
         if (it % 10 == 0)
             fprintf(f,
-                    "{\"kind\":\"eval\",\"iteration\":%d,\"total_env_steps\":%g,"
+                    "{\"kind\":\"eval\",\"iteration\":%d,\"total_env_steps\":%g%s,"
                     "\"success_rate\":%g}\n",
-                    it, steps, fmin(1.0, it / 20.0 + (it ? bump : 0)));
+                    it, steps, tokens, fmin(1.0, it / 20.0 + (it ? bump : 0)));
     }
     fputs("not json\n{\"kind\":\"eval\",\"iteration\":30}\n", f); /* both skipped */
     fclose(f);
@@ -153,10 +161,12 @@ static void test_run_load(void **state)
     char tmp[128], dir[256];
     et_tmpdir(tmp, sizeof tmp, "eval_run");
     snprintf(dir, sizeof dir, "%s/one", tmp);
-    s_run(dir, 100, 0.25, 0, 0.6);
+    s_run(dir, 100, 0.25, 0, 0.6, NAN);
     pv_ev_run_t r;
     assert_int_equal(pv_ev_run_load(dir, &r, NULL), PV_OK);
     assert_int_equal(r.n_eval, 3);
+    assert_true(isnan(r.eval[1].tokens)); /* an older run's lines: no tokens axis */
+    assert_true(isnan(pv_ev_success_at(r.eval, r.n_eval, PV_EV_TOKENS, 0)));
     assert_int_equal(r.n_train, 20);
     assert_float_equal(r.eval[1].success, 0.5, 1e-12);
     assert_float_equal(r.train[19].verify, 500.0, 1e-9);
@@ -198,9 +208,9 @@ static void test_grid(void **state)
     et_tmpdir(tmp, sizeof tmp, "eval_grid");
     for (int s = 1; s <= 2; s++) {
         snprintf(dir, sizeof dir, "%s/grid/alfworld/grpo/seed%d", tmp, s);
-        s_run(dir, 100, 0.0, 0, NAN);
+        s_run(dir, 100, 0.0, 0, NAN, 3);
         snprintf(dir, sizeof dir, "%s/grid/alfworld/contrast/seed%d", tmp, s);
-        s_run(dir, 200, 0.5, 0.1 * s, 0.5 + 0.1 * s);
+        s_run(dir, 200, 0.5, 0.1 * s, 0.5 + 0.1 * s, 1);
     }
     snprintf(dir, sizeof dir, "%s/grid/alfworld/contrast/seed3", tmp);
     s_mkdir(dir); /* a run that never finished: left out */
@@ -220,6 +230,7 @@ static void test_grid(void **state)
     assert_float_equal(e->updates, 20, 0);
     assert_float_equal(e->steps, 2000, 0);
     assert_float_equal(e->steps_max, 4000, 0);
+    assert_float_equal(e->tokens, 4000, 0); /* contrast's 20 x 200 x 1 below grpo's 20 x 100 x 3 */
     const pv_eg_config_t *grpo = &e->configs[0], *con = &e->configs[1];
     assert_string_equal(grpo->name, "grpo"); /* the fixed order, not the alphabet */
     assert_string_equal(con->name, "contrast");
@@ -231,6 +242,10 @@ static void test_grid(void **state)
     assert_float_equal(con->at_updates.mean, 1.0, 1e-12);
     assert_float_equal(con->at_steps.mean, 0.65, 1e-12);
     assert_float_equal(con->at_steps.std, sqrt(0.005), 1e-12);
+    /* equal tokens (4000): grpo is between its evaluations at 3000 (0.5) and 6000 (1.0) tokens,
+     * contrast at its last (1.0, capped) */
+    assert_float_equal(grpo->at_tokens.mean, 0.5 + 0.5 * 1000.0 / 3000.0, 1e-12);
+    assert_float_equal(con->at_tokens.mean, 1.0, 1e-12);
     double a = 2000 * 0.5 / 0.6, b = 2000 * 0.5 / 0.7;
     assert_float_equal(con->to_target.mean, (a + b) / 2, 1e-9);
     assert_float_equal(con->to_target.std, fabs(a - b) / sqrt(2.0), 1e-9);
@@ -247,6 +262,14 @@ static void test_grid(void **state)
     assert_int_equal(pv_eg_write_means(g, dir, &em), PV_OK);
     assert_int_equal(pv_eg_write_markdown(g, dir, "cmd", 0, &em), PV_OK);
     assert_int_equal(pv_eg_write_json(g, dir, "cmd", &em), PV_OK);
+    char md[300], text[8192];
+    snprintf(md, sizeof md, "%s/results.md", dir);
+    FILE *f = fopen(md, "r");
+    assert_non_null(f);
+    text[fread(text, 1, sizeof text - 1, f)] = '\0';
+    fclose(f);
+    assert_non_null(strstr(text, "| success at 4.0k tokens |"));
+    assert_non_null(strstr(text, "| 0.667 ± 0.000 |")); /* grpo's cell */
     pv_eg_destroy(&g);
     assert_null(g);
     /* the mean curve reads back as a run's curve */
@@ -263,6 +286,7 @@ static void test_grid(void **state)
     assert_int_equal(m.n_eval, 3);
     assert_float_equal(m.eval[1].success, 0.65, 1e-12);
     assert_float_equal(m.eval[2].env_steps, 4000, 1e-9);
+    assert_float_equal(m.eval[2].tokens, 4000, 1e-9);
     pv_ev_run_free(&m);
     snprintf(dir, sizeof dir, "%s/empty", tmp);
     s_mkdir(dir);

@@ -30,23 +30,25 @@ grep -q "^- Command: \`cluster/eval-grid --tiny" "$md" || fail "results.md has n
 for c in grpo grpo-matched contrast exhaustive; do
   row=$(grep "^| $c |" "$md") || fail "no table row for $c"
   # columns: name, seeds, final, minus grpo, final sampled, final score, at updates, at
-  # steps, to target, share, precision, acceptance, steps, reward, wall
+  # steps, at tokens (every run counts its generated tokens), to target, share, precision,
+  # acceptance, steps, reward, wall
   IFS='|' read -r -a cells <<< "$row"
   [ "${cells[2]// /}" = 1 ] || fail "$c: seeds '${cells[2]}'"
-  for k in 3 5 6 7 8 14 15; do
+  for k in 3 5 6 7 8 9 15 16; do
     [[ "${cells[$k]}" =~ ^\ [0-9]+\.[0-9]+\ $ ]] || fail "$c: column $k is '${cells[$k]}', not a number"
   done
   # one seed: no interval against grpo
   [ "${cells[4]// /}" = "—" ] || fail "$c: minus grpo '${cells[4]}' with one seed"
-  [[ "${cells[10]}" =~ ^\ [0-9]+\.[0-9]%\ $ ]] || fail "$c: verification share '${cells[10]}'"
-  [[ "${cells[13]}" =~ ^\ [0-9.]+[kM]?\ $ ]] || fail "$c: env steps '${cells[13]}'"
+  [[ "${cells[11]}" =~ ^\ [0-9]+\.[0-9]%\ $ ]] || fail "$c: verification share '${cells[11]}'"
+  [[ "${cells[14]}" =~ ^\ [0-9.]+[kM]?\ $ ]] || fail "$c: env steps '${cells[14]}'"
   # the acceptance rate: a percentage for the judged configurations, "—" for GRPO
-  if [ "${c%-matched}" = grpo ]; then [ "${cells[12]// /}" = "—" ] || fail "$c: acceptance '${cells[12]}'";
-  else [[ "${cells[12]}" =~ ^\ [0-9]+\.[0-9]%\ $ ]] || fail "$c: acceptance '${cells[12]}'"; fi
+  if [ "${c%-matched}" = grpo ]; then [ "${cells[13]// /}" = "—" ] || fail "$c: acceptance '${cells[13]}'";
+  else [[ "${cells[13]}" =~ ^\ [0-9]+\.[0-9]%\ $ ]] || fail "$c: acceptance '${cells[13]}'"; fi
   [ -s "$tmp/ci/alfworld/$c/seed1/metrics.jsonl" ] || fail "$c: no run folder"
   [ ! -e "$tmp/ci/alfworld/$c/seed1/checkpoint.safetensors" ] || fail "$c: checkpoint kept"
 done
-plots="success-vs-updates success-vs-env-steps verification-cost"
+grep -q "| success at [0-9.]*[kM]\\? tokens |" "$md" || fail "results.md has no equal-tokens column"
+plots="success-vs-updates success-vs-env-steps verification-cost success-vs-tokens"
 # the acceptance plot exists when a configuration verified a segment (exhaustive almost always)
 if grep -qh '"segments_verified":[1-9]' "$tmp"/ci/alfworld/*/seed1/metrics.jsonl; then
   plots+=" acceptance"
