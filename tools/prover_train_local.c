@@ -1,7 +1,8 @@
 /* prover_train_local.c - prover-train-local: the whole training loop in one process, no MPI,
  * no broker (quick experiments, deterministic from run.seed).
  *
- *   prover-train-local [--config FILE] [--estimators LIST] [--save] [section.key=value ...]
+ *   prover-train-local [--config FILE] [--estimators LIST] [--save] [--bc-only]
+ *                      [section.key=value ...]
  *
  * Reads the run configuration like every role (docs/config.md). Phases: evaluate the
  * untrained policy on learner.eval_tasks held-out tasks (greedy and sampled); behaviour
@@ -15,8 +16,13 @@
  * (a language model: the Hugging Face directory run.out_dir/<phase>) and the configuration
  * into run.out_dir/config.yaml (`prover-env play --policy` reads it). learner.use_kl_loss
  * takes the policy after behaviour cloning (or policy.init_checkpoint) as the reference.
+ * --bc-only (implies --save; needs learner.bc_episodes > 0) stops after behaviour cloning
+ * and its evaluation, without evaluating the untrained policy: the start that
+ * `cluster/eval-grid --policy transformer` gives every configuration of a seed
+ * (policy.init_checkpoint=run.out_dir/bc learner.bc_episodes=0).
  * Exit status: 0, 2 for a bad command line or configuration, 1 for a failure while running.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,13 +37,14 @@
 #include "tools/local_prover.h"
 
 static const char s_usage[] =
-    "usage: prover-train-local [--config FILE] [--estimators LIST] [--save] [section.key=value "
-    "...]\n"
+    "usage: prover-train-local [--config FILE] [--estimators LIST] [--save] [--bc-only] "
+    "[section.key=value ...]\n"
     "The whole training loop in one process (no MPI, no broker): evaluation, behaviour cloning\n"
     "(learner.bc_episodes > 0), run.iterations iterations per estimator of LIST (values of\n"
     "algorithm.adv_estimator, comma-separated; default the configured one), each from the same\n"
     "start and evaluated on the same learner.eval_tasks held-out tasks. --save writes\n"
-    "run.out_dir/<phase>.safetensors and run.out_dir/config.yaml. Example:\n"
+    "run.out_dir/<phase>.safetensors and run.out_dir/config.yaml. --bc-only: behaviour\n"
+    "cloning, its evaluation and run.out_dir/bc only (implies --save). Example:\n"
     "  prover-train-local --config cluster/configs/alfworld.yaml --estimators grpo,prover \\\n"
     "      run.iterations=120 learner.bc_episodes=400 learner.bc_epochs=20\n";
 
@@ -48,6 +55,7 @@ typedef struct s_tool {
     char estimators[S_MAX_ESTIMATORS][64];
     size_t n_est;
     bool save;
+    bool bc_only; /* --bc-only: stop after behaviour cloning (saved) */
     pv_env_model_t *model;
     pv_env_t *env;
     pv_arena_t *arena;
@@ -86,6 +94,8 @@ static int s_args(s_tool_t *T, int argc, char **argv)
             status = 1;
         } else if (i > 0 && strcmp(argv[i], "--save") == 0) {
             T->save = true;
+        } else if (i > 0 && strcmp(argv[i], "--bc-only") == 0) {
+            T->save = T->bc_only = true;
         } else if (i > 0 && strcmp(argv[i], "--estimators") == 0 && i + 1 < argc) {
             list = argv[++i];
         } else if (i > 0 && strncmp(argv[i], "--estimators=", 13) == 0) {
@@ -103,6 +113,10 @@ static int s_args(s_tool_t *T, int argc, char **argv)
     if (status == 0 && n_rest > 0) {
         fprintf(stderr, "prover-train-local: unexpected argument '%s' (see --help)\n",
                 cargv[rest[0]]);
+        status = -1;
+    }
+    if (status == 0 && T->bc_only && T->cfg.learner.bc_episodes == 0) {
+        fprintf(stderr, "prover-train-local: --bc-only needs learner.bc_episodes > 0\n");
         status = -1;
     }
     if (status == 0) {
@@ -324,8 +338,8 @@ static int s_main(s_tool_t *T)
         fprintf(stderr, "prover-train-local: %s\n", em.text[0] ? em.text : pv_strerror(rc));
         return st;
     }
-    double t_start = pv_mono_s(), untrained[2], start[2];
-    if (s_eval(T, "untrained", untrained) != 0)
+    double t_start = pv_mono_s(), untrained[2] = {NAN, NAN}, start[2];
+    if (!T->bc_only && s_eval(T, "untrained", untrained) != 0)
         return 1;
     memcpy(start, untrained, sizeof start);
     uint64_t demo_steps = 0;
@@ -339,6 +353,12 @@ static int s_main(s_tool_t *T)
                pv_mono_s() - t0);
         if (s_eval(T, "bc", start) != 0 || s_save(T, "bc", 0) != 0)
             return 1;
+    }
+    if (T->bc_only) {
+        printf("summary: held-out success (greedy / sampled) after behaviour cloning %.3f / %.3f "
+               "(%llu demonstration steps) | wall %.1f s\n",
+               start[0], start[1], (unsigned long long)demo_steps, pv_mono_s() - t_start);
+        return 0;
     }
     /* every estimator starts from the same weights, optimiser state and version (and KL
      * reference) */

@@ -6,7 +6,9 @@
 # numbers are finite, results.json agreeing with it, the PNGs (the acceptance plot when a
 # segment was verified), one run folder per
 # configuration, exhaustive verification costing more than contrast, and judge precision
-# measured for the ProVer runs only. Exit 0 pass, 1 fail, 77 skip (no mpirun).
+# measured for the ProVer runs only; then --policy transformer: one behaviour cloning per
+# seed that every configuration starts from (kept by --keep), and the equal-tokens column.
+# Exit 0 pass, 1 fail, 77 skip (no mpirun).
 set -u
 src=${PV_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${PV_BUILD_DIR:-$src/build}
@@ -99,4 +101,37 @@ for c in cs.values():  # one seed each: the seed's value, and no interval agains
     assert c["final_success_minus_grpo"] is None
 EOF
 echo "eval-grid: $(grep -c '^| [a-z]* | 1 |' "$md") rows, plots and results.json as expected"
+
+# --policy transformer (issue 19): one behaviour cloning per seed, every configuration starts
+# from it; the results compare at equal generated tokens too
+lm=$tmp/lm
+cluster/eval-grid --tiny --policy transformer --configs grpo,contrast --out "$tmp" --name lm \
+  --build "$build" > "$tmp/lm.log" 2>&1 || { cat "$tmp/lm.log"; fail "eval-grid --policy transformer failed"; }
+bc=$lm/alfworld/.bc/seed1
+[ -s "$bc/bc/model.safetensors" ] && [ -s "$bc/bc/tokenizer.json" ] || fail "no behaviour-cloning start in $bc"
+grep -q "^summary: held-out success (greedy / sampled) after behaviour cloning" "$bc/bc.log" || fail "bc.log has no summary"
+for c in grpo contrast; do
+  grep -q "policy initialised from $bc/bc\$" "$lm/alfworld/$c/seed1/job.log" || fail "lm $c did not start from $bc/bc"
+  [ ! -e "$lm/alfworld/$c/seed1/checkpoint" ] || fail "lm $c: checkpoint folder kept"
+done
+! grep -q "^| bc |" "$lm/results.md" || fail "the behaviour-cloning folder is read as a configuration"
+grep -q "| success at [0-9.]*[kM]\\? tokens |" "$lm/results.md" || fail "lm results.md has no equal-tokens column"
+[ "$(head -c 4 "$lm/alfworld-success-vs-tokens.png" 2>/dev/null | od -An -c | tr -d ' ')" = '211PNG' ] ||
+  fail "no success-vs-tokens plot"
+/usr/bin/python3 - "$lm/results.json" <<'EOF' || fail "lm results.json"
+import json, math, sys
+env = json.load(open(sys.argv[1]))["envs"][0]
+# a language model writes several tokens per action: the token budget exceeds the steps
+assert env["equal_tokens"] is not None and env["equal_tokens"] > env["equal_env_steps"], env
+for c in env["configs"]:
+    v = c["success_at_equal_tokens"]["mean"]
+    assert v is not None and math.isfinite(v), (c["config"], v)
+EOF
+# finishing the grid with a configuration more: the finished runs and the start are kept
+cluster/eval-grid --tiny --policy transformer --configs grpo,random --keep --out "$tmp" --name lm \
+  --build "$build" > "$tmp/lm2.log" 2>&1 || { cat "$tmp/lm2.log"; fail "eval-grid --keep failed"; }
+grep -q "grpo seed 1: kept" "$tmp/lm2.log" || fail "--keep ran grpo again"
+grep -q "behaviour cloning kept" "$tmp/lm2.log" || fail "--keep made the behaviour cloning again"
+grep -q "policy initialised from $bc/bc\$" "$lm/alfworld/random/seed1/job.log" || fail "lm random did not start from $bc/bc"
+echo "eval-grid --policy transformer: one behaviour cloning, both configurations started from it"
 exit 0

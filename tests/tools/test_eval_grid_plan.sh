@@ -63,6 +63,30 @@ want="grpo contrast grpo-matched gigpo random oracle exhaustive reuse pgpo spopp
 line=$(echo "$out" | grep -m1 '^alfworld reuse seed 1:')
 [ "$(get "$line" prover.reuse_continuations)" = true ] || fail "reuse does not set prover.reuse_continuations"
 
+# --policy transformer: the language-model job, ALFWorld only, 3 seeds, one behaviour cloning
+# per seed listed before the seed's first run, every run starting from it
+out=$(grid --policy transformer --configs grpo,contrast) || fail "transformer dry run failed: $out"
+echo "$out" | grep -m1 " runs (protocol" | grep -q "policy transformer" || fail "the dry run does not name the policy"
+[ "$(echo "$out" | grep -c '^alfworld bc seed')" -eq 3 ] || fail "transformer: not 3 behaviour clonings"
+[ "$(echo "$out" | grep -c '^alfworld contrast seed')" -eq 3 ] || fail "transformer: not 3 seeds"
+! echo "$out" | grep -q '^webshop\|^searchqa' || fail "transformer: runs outside ALFWorld"
+bcl=$(echo "$out" | grep -m1 '^alfworld bc seed 2:')
+[[ "$bcl" == *"prover-train-local --bc-only --config cluster/configs/alfworld-lm.yaml"* &&
+   "$bcl" == *" run.seed=2 run.out_dir=$tmp/g/alfworld/.bc/seed2"* ]] || fail "transformer bc line: $bcl"
+line=$(echo "$out" | grep -m1 '^alfworld contrast seed 2:')
+want_it=$("$build/bin/prover-config" --config cluster/configs/alfworld-lm.yaml --get run.iterations)
+for kv in policy.kind=transformer learner.bc_episodes=0 policy.init_checkpoint=$tmp/g/alfworld/.bc/seed2/bc \
+  run.iterations=$want_it run.seed=2 prover.judge=contrast; do
+  v=$(get "$line" "${kv%%=*}") || fail "prover-config refused the transformer run's arguments"
+  [ "$v" = "${kv#*=}" ] || fail "transformer alfworld: ${kv%%=*} is $v, want ${kv#*=}"
+done
+grid --policy transformer --envs alfworld,webshop > /dev/null 2>&1
+[ $? -eq 2 ] || fail "--policy transformer with webshop does not exit 2"
+grid --policy bogus > /dev/null 2>&1
+[ $? -eq 2 ] || fail "an unknown policy does not exit 2"
+cluster/eval-grid --dry-run --policy > /dev/null 2>&1
+[ $? -eq 2 ] || fail "--policy without a value does not exit 2"
+
 grid --protocol huge > /dev/null 2>&1
 [ $? -eq 2 ] || fail "an unknown protocol does not exit 2"
 cluster/eval-grid --dry-run --protocol > /dev/null 2>&1

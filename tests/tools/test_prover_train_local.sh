@@ -37,6 +37,14 @@ grep "^grpo   iter 1/1" "$dir/kl.log" | grep -q "| kl [0-9.]* |" ||
 for f in bc/config.json bc/model.safetensors bc/tokenizer.json grpo/trainer_state.safetensors; do
   [ -s "$dir/out/lm/$f" ] || { echo "no $f"; fail=1; }
 done
+# --bc-only: behaviour cloning and its evaluation, the bc folder, no untrained evaluation, no RL
+"$bin" --bc-only "${easy[@]}" "${lm[@]}" "run.out_dir=$dir/out/bconly" > "$dir/bconly.log" 2>&1 ||
+  { echo "prover-train-local --bc-only failed"; cat "$dir/bconly.log"; fail=1; }
+[ -s "$dir/out/bconly/bc/model.safetensors" ] || { echo "--bc-only saved no bc folder"; fail=1; }
+grep -q "^summary: held-out success (greedy / sampled) after behaviour cloning" "$dir/bconly.log" &&
+  ! grep -q "untrained\|iter 1/" "$dir/bconly.log" || { echo "--bc-only did more or less than cloning"; cat "$dir/bconly.log"; fail=1; }
+"$bin" --bc-only "${easy[@]}" learner.bc_episodes=0 > /dev/null 2>&1
+[ $? -eq 2 ] || { echo "--bc-only without demonstrations accepted"; fail=1; }
 "$bin" --estimators ppo > /dev/null 2>&1; [ $? -eq 2 ] || { echo "unknown estimator accepted"; fail=1; }
 "$bin" iters=3 > /dev/null 2>&1; [ $? -eq 2 ] || { echo "a bare key=value accepted"; fail=1; }
 "$bin" learner.bogus=1 > /dev/null 2>&1; [ $? -eq 2 ] || { echo "an unknown key accepted"; fail=1; }
