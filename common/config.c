@@ -716,6 +716,58 @@ pv_err_t pv_config_get_text(const pv_config_t *cfg, const char *dotted, char *bu
     return s_unknown_key("", dotted ? dotted : "", em);
 }
 
+/* One "KEY=VALUE has no effect WHY" line onto buf at *len (nothing when it does not fit). */
+static void s_ignored_line(const pv_config_t *cfg, const s_key_t *k, const char *why, char *buf,
+                           size_t cap, size_t *len, size_t *n)
+{
+    char value[PV_CONFIG_STR_MAX + 8];
+    s_format(cfg, k, value, sizeof value);
+    int w = snprintf(buf + *len, cap - *len, "%s.%s=%s has no effect %s\n", k->section, k->key,
+                     value, why);
+    if (w > 0 && (size_t)w < cap - *len) {
+        *len += (size_t)w;
+        (*n)++;
+    } else {
+        buf[*len] = '\0';
+    }
+}
+
+size_t pv_config_ignored(const pv_config_t *cfg, char *buf, size_t cap)
+{
+    if (!cap)
+        return 0;
+    buf[0] = '\0';
+    pv_config_t def;
+    pv_config_defaults(&def);
+    bool tf = strcmp(cfg->policy.kind, "transformer") == 0, path = cfg->policy.path[0] != '\0';
+    size_t len = 0, n = 0;
+    for (size_t i = 0; i < S_N_KEYS; i++) {
+        const s_key_t *k = &s_keys[i];
+        char a[PV_CONFIG_STR_MAX + 8], b[PV_CONFIG_STR_MAX + 8];
+        s_format(cfg, k, a, sizeof a);
+        s_format(&def, k, b, sizeof b);
+        if (strcmp(a, b) == 0)
+            continue;
+        const char *why = NULL;
+        bool tf_key = strncmp(k->doc, "transformer:", 12) == 0,
+             tf_sizes = strncmp(k->doc, "transformer without path:", 25) == 0;
+        if (strcmp(k->section, "policy") == 0 && strcmp(k->key, "decode") == 0 && !tf)
+            why = "with policy.kind=bow_mlp: the scorer always ranks the admissible actions";
+        else if (strcmp(k->section, "policy") == 0 && strncmp(k->doc, "bow_mlp:", 8) == 0 && tf)
+            why = "with policy.kind=transformer: a bow_mlp setting";
+        else if ((tf_key || tf_sizes) && !tf)
+            why = "with policy.kind=bow_mlp: a transformer setting";
+        else if (tf_sizes && path)
+            why = "with policy.path set: the model directory's config.json gives the sizes";
+        else if (strcmp(k->section, "learner") == 0 && strcmp(k->key, "bc_mask") == 0 &&
+                 (!tf || strcmp(cfg->policy.decode, "constrain") != 0))
+            why = "without policy.decode=constrain on a transformer: there is no mask";
+        if (why)
+            s_ignored_line(cfg, k, why, buf, cap, &len, &n);
+    }
+    return n;
+}
+
 size_t pv_config_yaml_max(void)
 {
     size_t n = 0;

@@ -80,6 +80,19 @@ pv_err_t pv_config_from_args(pv_config_t *cfg, int argc, char **argv, int *rest,
  * PV_ERR_CONFIG naming the key, the value and the rule. */
 pv_err_t pv_config_check(const pv_config_t *cfg, pv_errmsg_t *em);
 
+/* The settings of `cfg` that were changed from their defaults but do nothing in this
+ * configuration, one sentence per line ("policy.layers=2 has no effect with
+ * policy.kind=bow_mlp: a transformer setting"), into buf (cap bytes, always terminated,
+ * cut at a line end when it does not fit). The rules: a policy key documented as
+ * "bow_mlp: ..." under policy.kind=transformer; one documented as "transformer: ..." or
+ * "transformer without path: ..." under bow_mlp; one documented "transformer without path:"
+ * when policy.path is set (the model directory's config.json gives the sizes);
+ * learner.bc_mask=true without policy.decode=constrain on a transformer; policy.decode
+ * other than generate under bow_mlp. Returns the number of lines (0: nothing ignored).
+ * The learner and prover-train-local log them as warnings at start-up, prover-config
+ * prints them on stderr. */
+size_t pv_config_ignored(const pv_config_t *cfg, char *buf, size_t cap);
+
 /* The value of one key as text, as a user would write it (strings unquoted, floats in
  * their shortest exact form): `dotted` is "section.key". Errors: PV_ERR_CONFIG (unknown
  * key, with a suggestion), PV_ERR_LIMIT (cap too small). */

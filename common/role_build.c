@@ -16,6 +16,24 @@ int pv_role_exit_status(pv_err_t err)
     return pv_exit_status(err);
 }
 
+/* Each line of `text` as a warning. */
+static void s_warn_lines(const char *text)
+{
+    for (const char *w = text; *w;) {
+        const char *nl = strchr(w, '\n');
+        int len = nl ? (int)(nl - w) : (int)strlen(w);
+        PV_LOG_WARN("%.*s", len, w);
+        w += len + (nl != NULL);
+    }
+}
+
+void pv_role_warn_ignored(const pv_config_t *cfg)
+{
+    char text[4096];
+    if (pv_config_ignored(cfg, text, sizeof text))
+        s_warn_lines(text);
+}
+
 pv_err_t pv_role_env_new(const pv_config_t *cfg, pv_env_model_t **model, pv_env_t **env,
                          pv_errmsg_t *em)
 {
@@ -31,12 +49,7 @@ pv_err_t pv_role_env_new(const pv_config_t *cfg, pv_env_model_t **model, pv_env_
     pv_env_info_t info; /* the environment library prints nothing itself */
     pv_env_model_info(*model, &info);
     PV_LOG_INFO("%s", info.summary);
-    for (const char *w = info.warnings; *w;) {
-        const char *nl = strchr(w, '\n');
-        int len = nl ? (int)(nl - w) : (int)strlen(w);
-        PV_LOG_WARN("%.*s", len, w);
-        w += len + (nl != NULL);
-    }
+    s_warn_lines(info.warnings);
     if ((rc = pv_env_new(*model, env)) != PV_OK) {
         pv_env_model_destroy(model);
         return pv_errf(em, rc, "environment instance: %s", pv_strerror(rc));

@@ -15,6 +15,9 @@
  * (the config or the files it names), 1 for anything else. */
 int pv_role_exit_status(pv_err_t err);
 
+/* Log every line of pv_config_ignored(cfg) as a warning (settings that do nothing here). */
+void pv_role_warn_ignored(const pv_config_t *cfg);
+
 /* The environment model of cfg->env.* and one instance. Errors (detail in `em`, naming
  * env.name / env.data_path): the model's (PV_ERR_INVAL, PV_ERR_IO, PV_ERR_DATA),
  * PV_ERR_NOMEM. On error nothing is left allocated. */

@@ -108,6 +108,7 @@ static pv_err_t s_setup(void *self, pv_errmsg_t *em)
         return pv_errf(em, PV_ERR_IO, "%s: %s", path, strerror(errno));
     pv_config_write_yaml(c, f);
     fclose(f);
+    pv_role_warn_ignored(c);
     if ((err = pv_intake_new((size_t)c->learner.batch_groups, &s->intake)) ||
         (err = pv_stats_link_new(s->rc.net, c->broker.endpoint, c->broker.curve_dir,
                                  c->broker.curve_client, "learner", &s->hlink)))

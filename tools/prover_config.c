@@ -99,6 +99,12 @@ int main(int argc, char **argv)
             cargv[cargc++] = argv[i];
     }
     pv_err_t rc = pv_config_from_args(&cfg, cargc, cargv, NULL, NULL, &em);
+    char ignored[4096];
+    if (rc == PV_OK && pv_config_ignored(&cfg, ignored, sizeof ignored)) {
+        for (char *save = NULL, *l = strtok_r(ignored, "\n", &save); l;
+             l = strtok_r(NULL, "\n", &save))
+            fprintf(stderr, "prover-config: warning: %s\n", l);
+    }
     for (size_t i = 0; rc == PV_OK && plan_lines && i < sizeof all_plan / sizeof *all_plan; i++) {
         const char *v = NULL;
         if ((rc = s_plan_get(&cfg, all_plan[i], &v, &em)) == PV_OK)

@@ -167,6 +167,7 @@ static pv_err_t s_setup(s_tool_t *T, pv_errmsg_t *em)
 {
     const pv_config_t *c = &T->cfg;
     pv_err_t rc;
+    pv_role_warn_ignored(c);
     if ((rc = pv_train_cfg_from_config(c, &T->tc, em)) ||
         (rc = pv_role_env_new(c, &T->model, &T->env, em)) ||
         (rc = pv_arena_new(1 << 20, 0, &T->arena)) ||

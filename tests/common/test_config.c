@@ -318,6 +318,50 @@ static void test_checks_beyond_ranges(void **state)
     }
 }
 
+/* Settings changed from their defaults that do nothing in the configuration are named, one
+ * line each; the shipped job configs have none. */
+static void test_ignored(void **state)
+{
+    (void)state;
+    pv_config_t c;
+    char buf[4096];
+    pv_config_defaults(&c);
+    assert_int_equal(pv_config_ignored(&c, buf, sizeof buf), 0);
+    assert_string_equal(buf, "");
+    assert_int_equal(pv_config_set(&c, "policy.decode", "constrain", NULL), PV_OK);
+    assert_int_equal(pv_config_set(&c, "policy.layers", "2", NULL), PV_OK);
+    assert_int_equal(pv_config_set(&c, "learner.bc_mask", "true", NULL), PV_OK);
+    assert_int_equal(pv_config_set(&c, "policy.hash_buckets", "1024", NULL), PV_OK);
+    assert_int_equal(pv_config_ignored(&c, buf, sizeof buf), 3); /* hash_buckets is used */
+    assert_non_null(strstr(buf, "policy.decode=constrain has no effect with policy.kind=bow_mlp"));
+    assert_non_null(strstr(buf, "policy.layers=2 has no effect with policy.kind=bow_mlp"));
+    assert_non_null(strstr(buf, "learner.bc_mask=true has no effect"));
+    assert_null(strstr(buf, "hash_buckets"));
+    /* a transformer with constrained decoding uses all of those but the scorer's buckets */
+    assert_int_equal(pv_config_set(&c, "policy.kind", "transformer", NULL), PV_OK);
+    assert_int_equal(pv_config_ignored(&c, buf, sizeof buf), 1);
+    assert_non_null(
+        strstr(buf, "policy.hash_buckets=1024 has no effect with policy.kind=transformer"));
+    /* with a model directory the sizes are its own */
+    assert_int_equal(pv_config_set(&c, "policy.path", "/models/qwen", NULL), PV_OK);
+    assert_int_equal(pv_config_ignored(&c, buf, sizeof buf), 2);
+    assert_non_null(strstr(buf, "policy.layers=2 has no effect with policy.path set"));
+    /* a buffer too small for a line holds whole lines only */
+    assert_int_equal(pv_config_ignored(&c, buf, 20), 0);
+    assert_string_equal(buf, "");
+    const char *jobs[] = {"alfworld", "alfworld-lm", "webshop", "searchqa"};
+    for (size_t i = 0; i < sizeof jobs / sizeof *jobs; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/cluster/configs/%s.yaml", PV_SOURCE_DIR, jobs[i]);
+        pv_config_defaults(&c);
+        assert_int_equal(pv_config_load_file(&c, path, NULL), PV_OK);
+        size_t n = pv_config_ignored(&c, buf, sizeof buf);
+        if (n)
+            fprintf(stderr, "%s: %s", path, buf);
+        assert_int_equal(n, 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -330,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_yaml_round_trip_is_exact),
         cmocka_unit_test(test_get_text),
         cmocka_unit_test(test_checks_beyond_ranges),
+        cmocka_unit_test(test_ignored),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
