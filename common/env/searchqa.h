@@ -44,6 +44,13 @@
  *            retrieved passages, and names ("Bath, Maine" pairs and the parts of "A and B"
  *            included), numbers and dates ("2 March 1972", "March 26, 1986", "22 November")
  *            found in their text, most recent passage first.
+ *   Names keep their initials ("M. Night Shyamalan": a capital letter and a full stop go on
+ *   into a capitalised word that is no sentence word); a possessive ends a name and is cut
+ *   ("Carr's" gives "Carr"), and so are curly quotes as straight ones; leading sentence words
+ *   ("The", "Having", "Because", ...: a fixed list) are dropped from a name and from each
+ *   part of an "and" span, and a month alone is no name. A date is offered in its longest
+ *   form only ("20 March 1998", not "20 March"; the year is a number of its own), and a day
+ *   next to a month word is no number ("20" of "20 March").
  * Candidates are recomputed from the state (question + retrieved passages), never stored.
  *
  * Retrieval: SQLite FTS5 BM25 over each passage's full "contents" (title line and text),
@@ -100,12 +107,13 @@
  * answer; with one turn left it answers at once; questions without supporting titles are
  * answered after searching the question once. Its queries and answer are often not
  * candidates, so behaviour cloning skips (and counts) those episodes
- * (pv_episodes_expert); on the sample 58 of 80 training and 14 of 20 test questions have
- * an admissible plan (4 / 1 answer at once, 36 / 11 after one search, 14 / 2 after two,
- * 4 / 0 after three). pv_env_expert_plan_len() is the admissible plan's remaining length
- * (searches + 1) when there is one, else the title expert's, min(searches still needed,
- * turns left - 1) + 1; so the oracle judge reads progress along what the policy can do
- * where that leads to a win, and along the supporting passages where it cannot.
+ * (pv_episodes_expert); on the sample 59 of 80 training and 15 of 20 test questions have
+ * an admissible plan (4 / 1 answer at once, 37 / 13 after one search, 13 / 1 after two,
+ * 5 / 0 after three; 58 and 14 before the name and date rules above, 2026-12-03).
+ * pv_env_expert_plan_len() is the admissible plan's remaining length (searches + 1) when
+ * there is one, else the title expert's, min(searches still needed, turns left - 1) + 1;
+ * so the oracle judge reads progress along what the policy can do where that leads to a
+ * win, and along the supporting passages where it cannot.
  *
  * Saved state (after env.c's header), little-endian: payload version, model fingerprint,
  * split, task_id, seed, question, turns, done/won, reward, what the last observation was,

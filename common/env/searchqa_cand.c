@@ -44,12 +44,16 @@ static void s_add(s_list_t *l, const char *p, size_t n)
 static const char *const s_connectors[] = {"of", "de", "the", "and", "von", "van", "der",
                                            "la", "le", "du",  "del", "da",  "di",  "y"};
 static const char *const s_lead_stop[] = {
-    "The",   "A",     "An",    "He",       "She",   "It",     "In",      "On",   "At",
-    "After", "As",    "For",   "From",     "With",  "During", "However", "Its",  "Their",
-    "There", "When",  "While", "Which",    "Who",   "What",   "Where",   "Is",   "Was",
-    "This",  "These", "They",  "His",      "Her",   "By",     "Since",   "Born", "Both",
-    "Are",   "Were",  "Did",   "Does",     "Do",    "How",    "Why",     "And",  "But",
-    "Of",    "To",    "If",    "Although", "Other", "Some",   "Many",    "Each", "One"};
+    "The",   "A",     "An",      "He",       "She",     "It",      "In",        "On",     "At",
+    "After", "As",    "For",     "From",     "With",    "During",  "However",   "Its",    "Their",
+    "There", "When",  "While",   "Which",    "Who",     "What",    "Where",     "Is",     "Was",
+    "This",  "These", "They",    "His",      "Her",     "By",      "Since",     "Born",   "Both",
+    "Are",   "Were",  "Did",     "Does",     "Do",      "How",     "Why",       "And",    "But",
+    "Of",    "To",    "If",      "Although", "Other",   "Some",    "Many",      "Each",   "One",
+    "All",   "Also",  "Because", "Before",   "Between", "Despite", "Following", "Having", "Here",
+    "Later", "Most",  "Not",     "Now",      "Over",    "Several", "So",        "Such",   "That",
+    "Then",  "Those", "Through", "Thus",     "Today",   "Under",   "Unlike",    "Upon",   "We",
+    "I",     "You",   "Our",     "Until",    "Within",  "Like",    "Yet"};
 #define S_IN(w, n, list) PV_TEXT_IN(w, n, list)
 
 static bool s_cap_start(const unsigned char *p)
@@ -69,30 +73,47 @@ static bool s_is_digits(const char *p, size_t n)
     return digit;
 }
 
-/* Emit a span of capitalised words after dropping leading sentence words ("The", "He"). */
 static const char *const s_months[] = {"January",   "February", "March",    "April",
                                        "May",       "June",     "July",     "August",
                                        "September", "October",  "November", "December"};
 
-/* Emit a span of capitalised words after dropping leading sentence words ("The", "He") and
- * connectors; a span joined by "and" also gives its parts ("Jonny Craig and Pete Doherty").
- * Returns the start actually emitted (NULL when nothing was). */
-static const char *s_emit(s_list_t *l, const char *a, const char *b)
+/* The start of [a, b) after its leading sentence words ("The", "He") and connectors, or
+ * NULL when nothing else is left. */
+static const char *s_strip_lead(const char *a, const char *b)
 {
     for (;;) {
         const char *sp = memchr(a, ' ', (size_t)(b - a));
         size_t wl = sp ? (size_t)(sp - a) : (size_t)(b - a);
         if (!S_IN(a, wl, s_lead_stop) && !S_IN(a, wl, s_connectors))
-            break;
+            return a;
         if (!sp)
             return NULL;
         a = sp + 1;
     }
+}
+
+/* Add [a, b) after its leading words (s_strip_lead) unless it is a month alone (a month is
+ * a candidate only within a date: s_date). */
+static const char *s_add_name(s_list_t *l, const char *a, const char *b)
+{
+    if (!(a = s_strip_lead(a, b)) || S_IN(a, (size_t)(b - a), s_months))
+        return NULL;
     s_add(l, a, (size_t)(b - a));
+    return a;
+}
+
+/* Emit a span of capitalised words (s_add_name); a span joined by "and" also gives its
+ * parts ("Jonny Craig and Pete Doherty"), each after its leading words ("Oklahoma Sooners
+ * and the AAU" gives "AAU", not "the AAU"). Returns the start actually emitted (NULL when
+ * nothing was). */
+static const char *s_emit(s_list_t *l, const char *a, const char *b)
+{
+    if (!(a = s_add_name(l, a, b)))
+        return NULL;
     for (const char *part = a, *and; (and = strstr(part, " and ")) && and < b; part = and+5) {
-        s_add(l, part, (size_t)(and-part));
+        s_add_name(l, part, and);
         if (!strstr(and+5, " and ") || strstr(and+5, " and ") >= b)
-            s_add(l, and+5, (size_t)(b - (and+5)));
+            s_add_name(l, and+5, b);
     }
     return a;
 }
@@ -106,7 +127,8 @@ static bool s_day(const char *a, const char *b)
 }
 
 /* Dates around a month word at [a, b): "2 March 1972", "March 26, 1986", "22 November",
- * "July 1934" (the longest form present). */
+ * "July 1934": the longest form present only (with a year, the forms without it are left
+ * out; the year is a number candidate of its own). */
 static void s_date(s_list_t *l, const char *text, const char *a, const char *b)
 {
     const char *start = a, *end = b;
@@ -142,8 +164,63 @@ static void s_date(s_list_t *l, const char *text, const char *a, const char *b)
         end = day_end;
     if (start != a || end != b)
         s_add(l, start, (size_t)(end - start));
-    if (end != day_end || (start != a && end != b)) /* the shorter form without the year */
-        s_add(l, start, (size_t)((start != a ? b : day_end) - start));
+}
+
+/* Curly quotes (UTF-8 "\u201c" / "\u2018" opening, "\u201d" / "\u2019" closing) at the
+ * start / end of [*a, *b): strip them; true when there was one. */
+static bool s_curly_open(const char **a, const char *b)
+{
+    if (b - *a >= 3 && memcmp(*a, "\xe2\x80", 2) == 0 && ((*a)[2] == '\x9c' || (*a)[2] == '\x98')) {
+        *a += 3;
+        return true;
+    }
+    return false;
+}
+
+static bool s_curly_close(const char *a, const char **b)
+{
+    if (*b - a >= 3 && memcmp(*b - 3, "\xe2\x80", 2) == 0 &&
+        ((*b)[-1] == '\x9d' || (*b)[-1] == '\x99')) {
+        *b -= 3;
+        return true;
+    }
+    return false;
+}
+
+/* The word after p (spaces skipped, leading quotes and brackets kept, trailing punctuation
+ * cut) into [*a, *b); false at the end of the text. */
+static bool s_peek(const char *p, const char **a, const char **b)
+{
+    while (*p && (unsigned char)*p <= ' ')
+        p++;
+    if (!*p)
+        return false;
+    const char *e = p;
+    while (*e && (unsigned char)*e > ' ')
+        e++;
+    while (e > p && strchr("\"'.,;:!?)]}", e[-1]))
+        e--;
+    *a = p;
+    *b = e;
+    return true;
+}
+
+/* Does an initial ("M." of "M. Night Shyamalan") at [a, b), its full stop at b, go on to
+ * the next word p points after: a capitalised word that is no sentence word ("He")? */
+static bool s_initial(const char *a, const char *b, const char *p)
+{
+    const char *na, *nb;
+    return b - a == 1 && *a >= 'A' && *a <= 'Z' && *b == '.' && p == b + 1 && s_peek(p, &na, &nb) &&
+           s_cap_start((const unsigned char *)na) && !S_IN(na, (size_t)(nb - na), s_lead_stop);
+}
+
+/* Is [a, b) a day (1-31) next to a month word ("17 March", "March 17,")? A date is a
+ * candidate as a whole (s_date), its day alone is not. */
+static bool s_date_day(const char *a, const char *b, bool after_month)
+{
+    const char *na, *nb;
+    return s_day(a, b) &&
+           (after_month || (s_peek(b, &na, &nb) && S_IN(na, (size_t)(nb - na), s_months)));
 }
 
 /* Names (runs of capitalised words joined by connectors; "Bath, Maine" pairs too), dates
@@ -152,6 +229,7 @@ static void s_names(const char *text, s_list_t *names, s_list_t *nums)
 {
     const char *span_a = NULL, *span_b = NULL; /* open span, end of its last capital word */
     const char *comma_a = NULL;                /* a span that just closed with a comma */
+    bool month = false;                        /* the previous word was a month */
     const char *p = text;
     while (*p) {
         while (*p && (unsigned char)*p <= ' ')
@@ -163,14 +241,33 @@ static void s_names(const char *text, s_list_t *names, s_list_t *nums)
             p++;
         const char *a = t, *b = p;
         bool opens = false, closes = false, comma = false;
-        while (a < b && strchr("\"'([{", *a)) {
+        for (;;) { /* opening quotes and brackets */
+            if (a < b && strchr("\"'([{", *a))
+                a++;
+            else if (!s_curly_open(&a, b))
+                break;
             opens = true;
-            a++;
         }
-        while (b > a && strchr("\"'.,;:!?)]}", b[-1])) {
-            closes = closes || strchr(".,;:!?)]", b[-1]) != NULL;
-            comma = comma || b[-1] == ',';
-            b--;
+        for (;;) { /* closing quotes, brackets and punctuation */
+            if (b > a && strchr("\"'.,;:!?)]}", b[-1])) {
+                closes = closes || strchr(".,;:!?)]", b[-1]) != NULL;
+                comma = comma || b[-1] == ',';
+                b--;
+            } else if (!s_curly_close(a, &b)) {
+                break;
+            }
+        }
+        /* a possessive ends a name: "Carr's book" gives "Carr" */
+        if (b - a > 2 && b[-2] == '\'' && b[-1] == 's') {
+            b -= 2;
+            closes = true;
+        } else if (b - a > 4 && memcmp(b - 4, "\xe2\x80\x99s", 4) == 0) {
+            b -= 4;
+            closes = true;
+        }
+        if (closes && !comma && s_initial(a, b, p)) { /* "M. Night": the span goes on */
+            closes = false;
+            b++;
         }
         if (opens && span_a) {
             s_emit(names, span_a, span_b);
@@ -178,9 +275,11 @@ static void s_names(const char *text, s_list_t *names, s_list_t *nums)
         }
         if (a == b)
             continue;
-        if (nums && s_is_digits(a, (size_t)(b - a)))
+        bool was_month = month;
+        month = S_IN(a, (size_t)(b - a), s_months);
+        if (nums && s_is_digits(a, (size_t)(b - a)) && !s_date_day(a, b, was_month))
             s_add(nums, a, (size_t)(b - a));
-        if (nums && S_IN(a, (size_t)(b - a), s_months))
+        if (nums && month)
             s_date(nums, text, a, b);
         bool cap = s_cap_start((const unsigned char *)a);
         if (cap) {
