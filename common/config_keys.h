@@ -289,6 +289,10 @@
       "Held-out evaluation (greedy and sampled) every N iterations; 0 = off.")                     \
     I(learner, eval_tasks, 50, 1, 1000000,                                                         \
       "Held-out tasks per evaluation (at most the test split's size).")                            \
+    F(learner, eval_temperature, 0.0, 0.0, 100.0,                                                  \
+      "Softmax temperature of the sampled held-out evaluation; 0 = the rollout temperature "       \
+      "(actor.temperature, 1 when that is 0). With actor.temperature > 1 the rollouts explore "    \
+      "while eval_temperature=1 keeps the reported sampled success at T = 1.")                     \
     I(learner, health_every, 10, 0, 1000000,                                                       \
       "Record the broker's counters in metrics.jsonl every N iterations (and at the end, with "    \
       "the summary's conservation check); 0 = only at the end.")                                   \

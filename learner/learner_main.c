@@ -323,16 +323,13 @@ static pv_err_t s_eval(s_learner_t *s, pv_errmsg_t *em)
     pv_eval_result_t r = {0};
     pv_cost_t cost = {0};
     pv_rollout_opts_t ro = {.max_steps = (uint32_t)c->env.max_steps};
-    /* greedy (argmax), then sampled at temperature 1; every evaluation samples with the same
-     * random stream, so before and after are compared on common random numbers */
-    pv_rng_t rng;
-    pv_rng_seed(&rng, (uint64_t)c->run.seed, 0x6576616cu /* "eval" */);
+    /* greedy (argmax), then sampled at learner.eval_temperature; every evaluation samples
+     * with the same random stream, so before and after are compared on common random
+     * numbers */
     pv_eval_detail_t g, sm;
-    pv_err_t err = pv_episodes_eval_detail(&s->E, PV_SPLIT_TEST, 0, (size_t)c->learner.eval_tasks,
-                                           NULL, &ro, &g, &cost, em);
-    if (err == PV_OK)
-        err = pv_episodes_eval_detail(&s->E, PV_SPLIT_TEST, 0, (size_t)c->learner.eval_tasks, &rng,
-                                      &ro, &sm, &cost, em);
+    pv_err_t err = pv_episodes_eval_heldout(&s->E, s->policy, (size_t)c->learner.eval_tasks, &ro,
+                                            (uint64_t)c->run.seed,
+                                            (float)c->learner.eval_temperature, &g, &sm, &cost, em);
     if (err != PV_OK)
         return err;
     pv_report_eval_result(&g, &sm, &r);

@@ -205,8 +205,9 @@ static void s_teardown(s_tool_t *T)
     pv_env_model_destroy(&T->model);
 }
 
-/* Greedy (out[0]) and sampled (out[1]) held-out success, printed; the sampled evaluation
- * uses the learner's evaluation stream, so phases compare on common random numbers. */
+/* Greedy (out[0]) and sampled (out[1], at learner.eval_temperature) held-out success,
+ * printed; the sampled evaluation uses the learner's evaluation stream, so phases compare on
+ * common random numbers. */
 static int s_eval(s_tool_t *T, const char *label, double out[2])
 {
     const pv_config_t *c = &T->cfg;
@@ -214,13 +215,11 @@ static int s_eval(s_tool_t *T, const char *label, double out[2])
     pv_cost_t cost = {0};
     pv_rollout_opts_t ro = {.max_steps = (uint32_t)c->env.max_steps};
     size_t n = (size_t)c->learner.eval_tasks;
-    pv_rng_t rng;
-    pv_rng_seed(&rng, (uint64_t)c->run.seed, 0x6576616cu /* "eval", as the learner */);
     double t0 = pv_mono_s();
     pv_eval_detail_t d[2];
-    pv_err_t rc = pv_episodes_eval_detail(&T->E, PV_SPLIT_TEST, 0, n, NULL, &ro, &d[0], &cost, &em);
-    if (rc == PV_OK)
-        rc = pv_episodes_eval_detail(&T->E, PV_SPLIT_TEST, 0, n, &rng, &ro, &d[1], &cost, &em);
+    pv_err_t rc =
+        pv_episodes_eval_heldout(&T->E, T->policy, n, &ro, (uint64_t)c->run.seed,
+                                 (float)c->learner.eval_temperature, &d[0], &d[1], &cost, &em);
     if (rc != PV_OK)
         return s_fail("evaluation", rc, &em);
     n = d[0].n; /* a finite test split may hold fewer */

@@ -158,6 +158,14 @@ void pv_policy_set_version(pv_policy_t *p, uint64_t version)
     p->version = version;
 }
 
+pv_err_t pv_policy_set_temperature(pv_policy_t *p, float temperature)
+{
+    if (!(temperature > 0.0f) || !isfinite(temperature))
+        return PV_ERR_INVAL;
+    p->spec.temperature = temperature;
+    return PV_OK;
+}
+
 pv_err_t pv_policy_work_new(const pv_policy_t *p, pv_policy_work_t **out)
 {
     pv_policy_work_t *w = calloc(1, sizeof *w);

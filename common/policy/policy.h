@@ -164,6 +164,13 @@ const pv_policy_tensor_t *pv_policy_tensor(const pv_policy_t *p, size_t i);
 uint64_t pv_policy_version(const pv_policy_t *p);
 void pv_policy_set_version(pv_policy_t *p, uint64_t version);
 
+/* Set the softmax temperature T of every later act, log-prob, forward and backward (the
+ * spec's `temperature`; the parameters and the KV cache do not depend on it). Not to be
+ * called while another thread uses p. The held-out evaluation samples at
+ * learner.eval_temperature with it and puts the rollout temperature back. Errors:
+ * PV_ERR_INVAL (T not a finite number > 0; p unchanged). */
+pv_err_t pv_policy_set_temperature(pv_policy_t *p, float temperature);
+
 /* Per-caller scratch sized for p's spec. Errors: PV_ERR_NOMEM. */
 pv_err_t pv_policy_work_new(const pv_policy_t *p, pv_policy_work_t **out);
 void pv_policy_work_destroy(pv_policy_work_t **w);

@@ -1,6 +1,7 @@
 /* episodes.c - evaluation and expert demonstrations; see episodes.h. */
 #include "common/traj/episodes.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -153,5 +154,26 @@ pv_err_t pv_episodes_eval(const pv_episodes_t *e, pv_env_split_t split, uint64_t
     pv_err_t rc = pv_episodes_eval_detail(e, split, first_task, n, rng, ro, &d, cost, em);
     if (rc == PV_OK)
         *success = d.n ? (double)d.wins / (double)d.n : 0.0;
+    return rc;
+}
+
+pv_err_t pv_episodes_eval_heldout(const pv_episodes_t *e, pv_policy_t *policy, size_t n,
+                                  const pv_rollout_opts_t *ro, uint64_t seed, float temperature,
+                                  pv_eval_detail_t *greedy, pv_eval_detail_t *sampled,
+                                  pv_cost_t *cost, pv_errmsg_t *em)
+{
+    if (!(temperature >= 0.0f) || !isfinite(temperature))
+        return pv_errf(em, PV_ERR_INVAL, "evaluation temperature must be >= 0, got %g",
+                       (double)temperature);
+    pv_err_t rc = pv_episodes_eval_detail(e, PV_SPLIT_TEST, 0, n, NULL, ro, greedy, cost, em);
+    if (rc != PV_OK)
+        return rc;
+    pv_rng_t rng;
+    pv_rng_seed(&rng, seed, 0x6576616cu /* "eval" */);
+    float t_rollout = pv_policy_spec(policy)->temperature;
+    if (temperature > 0.0f && (rc = pv_policy_set_temperature(policy, temperature)) != PV_OK)
+        return pv_errf(em, rc, "evaluation temperature %g", (double)temperature);
+    rc = pv_episodes_eval_detail(e, PV_SPLIT_TEST, 0, n, &rng, ro, sampled, cost, em);
+    pv_policy_set_temperature(policy, t_rollout);
     return rc;
 }

@@ -1,8 +1,9 @@
 /* test_rollout.c - episodes on generated ALFWorld games (common/traj): expert demonstrations
  * win, a greedy continuation from any saved state replays the original trajectory exactly
  * (environment save/restore + deterministic policy), a continuation from a bare state (the
- * verifier's primitive) equals one from the trajectory, malformed starts are refused, and a
- * greedy evaluation is reproducible. */
+ * verifier's primitive) equals one from the trajectory, malformed starts are refused, a
+ * greedy evaluation is reproducible, and the held-out evaluation samples at its own
+ * temperature. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -209,6 +210,71 @@ static void test_eval_reproducible(void **state)
     assert_int_equal(c1.env_steps, c2.env_steps);
 }
 
+/* The held-out evaluation plays greedy, then sampled on the learner's "eval" stream at the
+ * evaluation temperature: 0 leaves the policy's own T; T = 5 plays as a policy built at T = 5
+ * with the same parameters (and not as the T = 1 one: WebShop's partial rewards tell them
+ * apart), and the policy's T is put back. */
+static void test_eval_heldout_temperature(void **state)
+{
+    (void)state;
+    pv_env_spec_t es = {.name = "webshop", .seed = 3};
+    pv_policy_spec_t ps = {.kind = "bow_mlp", .n_buckets = 8192, .seed = 3};
+    pv_env_model_t *model = NULL;
+    pv_env_t *env = NULL;
+    pv_arena_t *arena = NULL;
+    pv_policy_t *p = NULL, *hot = NULL;
+    pv_policy_work_t *work = NULL, *hot_work = NULL;
+    assert_int_equal(pv_env_model_new(&es, &model, NULL), PV_OK);
+    assert_int_equal(pv_env_new(model, &env), PV_OK);
+    assert_int_equal(pv_arena_new(1 << 20, 0, &arena), PV_OK);
+    assert_int_equal(pv_policy_new(&ps, &p, NULL), PV_OK);
+    assert_int_equal(pv_policy_work_new(p, &work), PV_OK);
+    ps.temperature = 5.0f; /* the same parameters at T = 5 in a policy of their own */
+    assert_int_equal(pv_policy_new(&ps, &hot, NULL), PV_OK);
+    assert_int_equal(pv_policy_work_new(hot, &hot_work), PV_OK);
+    memcpy(pv_policy_params(hot), pv_policy_params_const(p), pv_policy_n_params(p) * sizeof(float));
+    pv_episodes_t E = {
+        .model = model, .env = env, .policy = p, .work = work, .arena = arena, .task_seed = 3};
+    pv_episodes_t E_hot = E;
+    E_hot.policy = hot;
+    E_hot.work = hot_work;
+    pv_rollout_opts_t ro = {.max_steps = 10};
+    const size_t n = 24;
+
+    pv_eval_detail_t g, g_ref, sm1, sm5, ref1, ref5;
+    pv_cost_t c = {0};
+    pv_rng_t rng;
+    assert_int_equal(pv_episodes_eval_heldout(&E, p, n, &ro, 9, 0.0f, &g, &sm1, &c, NULL), PV_OK);
+    assert_int_equal(pv_episodes_eval_detail(&E, PV_SPLIT_TEST, 0, n, NULL, &ro, &g_ref, &c, NULL),
+                     PV_OK);
+    pv_rng_seed(&rng, 9, 0x6576616cu);
+    assert_int_equal(pv_episodes_eval_detail(&E, PV_SPLIT_TEST, 0, n, &rng, &ro, &ref1, &c, NULL),
+                     PV_OK);
+    assert_true(g.wins == g_ref.wins && g.reward_sum == g_ref.reward_sum);
+    assert_true(sm1.wins == ref1.wins && sm1.reward_sum == ref1.reward_sum);
+
+    assert_int_equal(pv_episodes_eval_heldout(&E, p, n, &ro, 9, 5.0f, &g, &sm5, &c, NULL), PV_OK);
+    assert_true(pv_policy_spec(p)->temperature == 1.0f);
+    assert_true(g.wins == g_ref.wins && g.reward_sum == g_ref.reward_sum); /* argmax: any T */
+    pv_rng_seed(&rng, 9, 0x6576616cu);
+    assert_int_equal(
+        pv_episodes_eval_detail(&E_hot, PV_SPLIT_TEST, 0, n, &rng, &ro, &ref5, &c, NULL), PV_OK);
+    assert_true(sm5.wins == ref5.wins && sm5.reward_sum == ref5.reward_sum);
+    assert_true(ref5.reward_sum != ref1.reward_sum); /* T = 5 plays other episodes than T = 1 */
+
+    assert_int_equal(pv_episodes_eval_heldout(&E, p, n, &ro, 9, -1.0f, &g, &sm5, &c, NULL),
+                     PV_ERR_INVAL);
+    assert_int_equal(pv_policy_set_temperature(p, 0.0f), PV_ERR_INVAL);
+    assert_true(pv_policy_spec(p)->temperature == 1.0f);
+    pv_policy_work_destroy(&hot_work);
+    pv_policy_work_destroy(&work);
+    pv_policy_destroy(&hot);
+    pv_policy_destroy(&p);
+    pv_arena_destroy(&arena);
+    pv_env_destroy(&env);
+    pv_env_model_destroy(&model);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -216,6 +282,7 @@ int main(void)
         cmocka_unit_test(test_continuation_replays),
         cmocka_unit_test(test_from_state),
         cmocka_unit_test(test_eval_reproducible),
+        cmocka_unit_test(test_eval_heldout_temperature),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);
 }
