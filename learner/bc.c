@@ -93,11 +93,10 @@ static pv_err_t s_bc_tokens(pv_trainer_t *t, const pv_traj_t *demos, size_t n, d
     return rc;
 }
 
-pv_err_t pv_bc_step(pv_trainer_t *t, const pv_traj_t *demos, size_t n, double *loss,
-                    double *accuracy, pv_errmsg_t *em)
+/* The candidate scorer: the NLL of the expert's candidate at each step. */
+static pv_err_t s_bc_cands(pv_trainer_t *t, const pv_traj_t *demos, size_t n, double *loss,
+                           double *accuracy, pv_errmsg_t *em)
 {
-    if (pv_policy_token_space(t->policy) > 0)
-        return s_bc_tokens(t, demos, n, loss, accuracy, em);
     size_t N = 0, hits = 0;
     for (size_t i = 0; i < n; i++)
         N += demos[i].n_steps;
@@ -137,6 +136,23 @@ pv_err_t pv_bc_step(pv_trainer_t *t, const pv_traj_t *demos, size_t n, double *l
     if (accuracy)
         *accuracy = (double)hits / (double)N;
     return PV_OK;
+}
+
+pv_err_t pv_bc_step(pv_trainer_t *t, const pv_traj_t *demos, size_t n, double *loss,
+                    double *accuracy, pv_errmsg_t *em)
+{
+    /* The model's own distribution (T = 1), whatever the rollout temperature: cloning at
+     * T = 2 would teach logits twice as sharp and cancel the rollouts' exploration. */
+    float rollout_t = pv_policy_spec(t->policy)->temperature;
+    pv_err_t rc = pv_policy_set_temperature(t->policy, 1.0f);
+    if (rc != PV_OK)
+        return pv_errf(em, rc, "bc: temperature 1: %s", pv_strerror(rc));
+    if (pv_policy_token_space(t->policy) > 0)
+        rc = s_bc_tokens(t, demos, n, loss, accuracy, em);
+    else
+        rc = s_bc_cands(t, demos, n, loss, accuracy, em);
+    pv_policy_set_temperature(t->policy, rollout_t);
+    return rc;
 }
 
 pv_err_t pv_bc_train(pv_trainer_t *t, const pv_traj_t *demos, size_t n, unsigned epochs,

@@ -13,6 +13,10 @@
  * Under policy.decode=constrain the probabilities are the masked ones (the candidates'
  * continuations, as constrained decoding writes; a forced token has probability 1), or the
  * whole vocabulary's when t->bc_full_vocab (learner.bc_mask = false).
+ * The loss is at temperature 1 whatever the policy's (rollout) temperature, which is put back
+ * after each step: cloning fits the model's own distribution, as an SFT trainer does (verl's
+ * fsdp_sft_trainer does not divide the logits), and actor.temperature then only widens the
+ * rollouts' sampling and the RL log-probs.
  */
 #ifndef PV_LEARNER_BC_H
 #define PV_LEARNER_BC_H

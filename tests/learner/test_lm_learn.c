@@ -168,6 +168,34 @@ static void test_bc_tokens(void **state)
     s_lm_free(&s);
 }
 
+/* Cloning ignores the rollout temperature: a policy at T = 2 takes the same BC steps (same
+ * loss, same parameters after) as its twin at T = 1, and is left at T = 2. */
+static void test_bc_temperature(void **state)
+{
+    (void)state;
+    s_lm_t a, b;
+    s_lm_new(&a, 3e-3);
+    s_lm_new(&b, 3e-3);
+    assert_int_equal(pv_policy_set_temperature(b.p, 2.0f), PV_OK);
+    pv_episodes_t E = {.model = a.model, .env = a.env, .arena = a.arena, .task_seed = 1};
+    pv_traj_t *demos = NULL;
+    pv_cost_t cost = {0};
+    pv_errmsg_t em = {{0}};
+    assert_int_equal(pv_episodes_expert(&E, 0, 2, &demos, &cost, &em), PV_OK);
+    for (int it = 0; it < 3; it++) {
+        double la = 0, lb = 0;
+        assert_int_equal(pv_bc_step(&a.t, demos, 2, &la, NULL, &em), PV_OK);
+        assert_int_equal(pv_bc_step(&b.t, demos, 2, &lb, NULL, &em), PV_OK);
+        assert_true(la == lb);
+    }
+    assert_true(pv_policy_spec(b.p)->temperature == 2.0f);
+    size_t n = pv_policy_n_params(a.p);
+    assert_int_equal(n, pv_policy_n_params(b.p));
+    assert_memory_equal(pv_policy_params(a.p), pv_policy_params(b.p), n * sizeof(float));
+    s_lm_free(&a);
+    s_lm_free(&b);
+}
+
 /* PPO on a sampled group: the learner's recomputation reproduces every behaviour log-prob of
  * the version that acted (mismatch ~0, verl's rollout/training mismatch), and after a few
  * updates the tokens of the trajectory with a positive advantage are likelier and those of
@@ -246,6 +274,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_batch_tokens),
         cmocka_unit_test(test_bc_tokens),
+        cmocka_unit_test(test_bc_temperature),
         cmocka_unit_test(test_ppo_tokens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
