@@ -55,6 +55,13 @@ pv_err_t pv_config_check(const pv_config_t *cfg, pv_errmsg_t *em)
                        "env.gen_task_types: %lld has bit 0 set; bit i (1..6) is ALFWorld task "
                        "type i, so the mask is an even number in 2..126 (0 = every type)",
                        (long long)cfg->env.gen_task_types);
+    if (strcmp(cfg->learner.eval_split, "train") == 0 &&
+        (strcmp(cfg->env.name, "alfworld") != 0 || cfg->env.data_path[0]))
+        return pv_errf(em, PV_ERR_CONFIG,
+                       "learner.eval_split=train: new games of the training task kinds exist "
+                       "only for the generated ALFWorld (env.name=alfworld, no env.data_path); "
+                       "%s%s has a finite train split that training plays",
+                       cfg->env.name, cfg->env.data_path[0] ? " with env.data_path" : "");
     pv_err_t rc = s_endpoint("broker.bind", cfg->broker.bind, true, em);
     if (rc == PV_OK)
         rc = s_endpoint("broker.endpoint", cfg->broker.endpoint, false, em);

@@ -289,6 +289,10 @@
       "Held-out evaluation (greedy and sampled) every N iterations; 0 = off.")                     \
     I(learner, eval_tasks, 50, 1, 1000000,                                                         \
       "Held-out tasks per evaluation (at most the test split's size).")                            \
+    E(learner, eval_split, "test", "test|train",                                                   \
+      "Held-out tasks of the evaluation: test = the test split (ALFWorld's unseen task kinds, "    \
+      "eval_out_of_distribution), train = new games of the training task kinds (ALFWorld's "       \
+      "eval_in_distribution; the generated ALFWorld only, whose train split is unbounded).")       \
     F(learner, eval_temperature, 0.0, 0.0, 100.0,                                                  \
       "Softmax temperature of the sampled held-out evaluation; 0 = the rollout temperature "       \
       "(actor.temperature, 1 when that is 0). With actor.temperature > 1 the rollouts explore "    \

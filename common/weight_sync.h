@@ -135,6 +135,10 @@ typedef struct pv_wsync_stats {
     uint64_t shm_refusals; /* same-host offers refused: as a subscriber, the offers it refused,
                             * plus, as a parent (the root, or a rank mid-tree), the NOSHM answers
                             * of its children: one sum */
+    uint64_t acks_unsent;  /* same-host answers (DONE, LOST, NOSHM) not sent to the parent
+                            * because all WS_N_ACK (8) send slots were still in flight; the
+                            * parent then finds this rank stalled after opts.stall_ms and cuts
+                            * it out, so nothing waits forever, but the transfer is lost */
     uint32_t pinned;       /* version buffers pinned now (the latest / newest verified / front
                             * version, the back buffer, transfers in and out); a stopped or dead
                             * same-host child holds none once found stalled */

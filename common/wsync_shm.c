@@ -311,8 +311,10 @@ void ws_shm_finish(ws_node_t *n)
 void ws_shm_ack(ws_node_t *n, int parent, int kind, uint64_t version, uint64_t xfer)
 {
     int i = ws_free_slot(n->ack_out_req, WS_N_ACK);
-    if (i < 0)
-        return; /* every slot in flight: the parent takes none; it finds this child stalled */
+    if (i < 0) { /* every slot in flight: the parent takes none; it finds this child stalled */
+        n->st.acks_unsent++;
+        return;
+    }
     n->ack_out[i] = (ws_ack_t){WS_MAGIC, (uint32_t)kind, version, xfer};
     if (MPI_Isend(&n->ack_out[i], (int)sizeof n->ack_out[i], MPI_BYTE, parent, PV_WSYNC_TAG_ACK,
                   n->comm, &n->ack_out_req[i]) != MPI_SUCCESS)

@@ -327,8 +327,10 @@ static pv_err_t s_eval(s_learner_t *s, pv_errmsg_t *em)
      * with the same random stream, so before and after are compared on common random
      * numbers */
     pv_eval_detail_t g, sm;
-    pv_err_t err = pv_episodes_eval_heldout(&s->E, s->policy, (size_t)c->learner.eval_tasks, &ro,
-                                            (uint64_t)c->run.seed,
+    pv_env_split_t split =
+        strcmp(c->learner.eval_split, "train") == 0 ? PV_SPLIT_TRAIN : PV_SPLIT_TEST;
+    pv_err_t err = pv_episodes_eval_heldout(&s->E, s->policy, split, (size_t)c->learner.eval_tasks,
+                                            &ro, (uint64_t)c->run.seed,
                                             (float)c->learner.eval_temperature, &g, &sm, &cost, em);
     if (err != PV_OK)
         return err;

@@ -157,15 +157,16 @@ pv_err_t pv_episodes_eval(const pv_episodes_t *e, pv_env_split_t split, uint64_t
     return rc;
 }
 
-pv_err_t pv_episodes_eval_heldout(const pv_episodes_t *e, pv_policy_t *policy, size_t n,
-                                  const pv_rollout_opts_t *ro, uint64_t seed, float temperature,
-                                  pv_eval_detail_t *greedy, pv_eval_detail_t *sampled,
-                                  pv_cost_t *cost, pv_errmsg_t *em)
+pv_err_t pv_episodes_eval_heldout(const pv_episodes_t *e, pv_policy_t *policy, pv_env_split_t split,
+                                  size_t n, const pv_rollout_opts_t *ro, uint64_t seed,
+                                  float temperature, pv_eval_detail_t *greedy,
+                                  pv_eval_detail_t *sampled, pv_cost_t *cost, pv_errmsg_t *em)
 {
     if (!(temperature >= 0.0f) || !isfinite(temperature))
         return pv_errf(em, PV_ERR_INVAL, "evaluation temperature must be >= 0, got %g",
                        (double)temperature);
-    pv_err_t rc = pv_episodes_eval_detail(e, PV_SPLIT_TEST, 0, n, NULL, ro, greedy, cost, em);
+    uint64_t first = split == PV_SPLIT_TRAIN ? PV_EPISODES_SEEN_FIRST : 0;
+    pv_err_t rc = pv_episodes_eval_detail(e, split, first, n, NULL, ro, greedy, cost, em);
     if (rc != PV_OK)
         return rc;
     pv_rng_t rng;
@@ -173,7 +174,7 @@ pv_err_t pv_episodes_eval_heldout(const pv_episodes_t *e, pv_policy_t *policy, s
     float t_rollout = pv_policy_spec(policy)->temperature;
     if (temperature > 0.0f && (rc = pv_policy_set_temperature(policy, temperature)) != PV_OK)
         return pv_errf(em, rc, "evaluation temperature %g", (double)temperature);
-    rc = pv_episodes_eval_detail(e, PV_SPLIT_TEST, 0, n, &rng, ro, sampled, cost, em);
+    rc = pv_episodes_eval_detail(e, split, first, n, &rng, ro, sampled, cost, em);
     pv_policy_set_temperature(policy, t_rollout);
     return rc;
 }

@@ -307,6 +307,7 @@ static void test_checks_beyond_ranges(void **state)
         "env.gen_task_types=126",         "broker.bind=tcp://*:*",
         "broker.bind=tcp://[::1]:5555",   "broker.endpoint=tcp://node3:5555",
         "broker.bind=ipc:///tmp/pv.sock", "broker.metrics_bind=0.0.0.0",
+        "learner.eval_split=train", /* the generated ALFWorld: an unbounded train split */
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         pv_config_t c;
@@ -315,6 +316,21 @@ static void test_checks_beyond_ranges(void **state)
         snprintf(arg, sizeof arg, "%s", good[i]);
         char *argv[] = {"prog", arg};
         assert_int_equal(pv_config_from_args(&c, 2, argv, NULL, NULL, NULL), PV_OK);
+    }
+    /* new games of the training kinds exist only where the train split is generated */
+    static const char *const finite[][2] = {{"env.name=searchqa", "searchqa"},
+                                            {"env.data_path=/data/alfworld", "env.data_path"}};
+    for (size_t i = 0; i < 2; i++) {
+        pv_config_t c;
+        pv_config_defaults(&c);
+        char a0[64], a1[64];
+        snprintf(a0, sizeof a0, "%s", finite[i][0]);
+        snprintf(a1, sizeof a1, "learner.eval_split=train");
+        char *argv[] = {"prog", a0, a1};
+        pv_errmsg_t em = {{0}};
+        assert_int_equal(pv_config_from_args(&c, 3, argv, NULL, NULL, &em), PV_ERR_CONFIG);
+        assert_non_null(strstr(em.text, "learner.eval_split=train"));
+        assert_non_null(strstr(em.text, finite[i][1]));
     }
 }
 

@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -210,6 +211,64 @@ static void test_eval_reproducible(void **state)
     assert_int_equal(c1.env_steps, c2.env_steps);
 }
 
+/* learner.eval_split = train on the generated ALFWorld: new games of the training task kinds,
+ * from PV_EPISODES_SEEN_FIRST on, played like any other evaluation; none of their task
+ * sentences (type, object, destination) is a test game's. */
+static void test_eval_heldout_seen(void **state)
+{
+    (void)state;
+    pv_env_spec_t es = {.name = "alfworld", .seed = 3};
+    pv_policy_spec_t ps = {.kind = "bow_mlp", .n_buckets = 8192, .seed = 3};
+    pv_env_model_t *model = NULL;
+    pv_env_t *env = NULL;
+    pv_arena_t *arena = NULL;
+    pv_policy_t *p = NULL;
+    pv_policy_work_t *work = NULL;
+    assert_int_equal(pv_env_model_new(&es, &model, NULL), PV_OK);
+    assert_int_equal(pv_env_new(model, &env), PV_OK);
+    assert_int_equal(pv_arena_new(1 << 20, 0, &arena), PV_OK);
+    assert_int_equal(pv_policy_new(&ps, &p, NULL), PV_OK);
+    assert_int_equal(pv_policy_work_new(p, &work), PV_OK);
+    pv_episodes_t E = {
+        .model = model, .env = env, .policy = p, .work = work, .arena = arena, .task_seed = 3};
+    pv_rollout_opts_t ro = {.max_steps = 10};
+    const size_t n = 24;
+    pv_eval_detail_t g, sm1, g_ref;
+    pv_cost_t c = {0};
+    assert_int_equal(
+        pv_episodes_eval_heldout(&E, p, PV_SPLIT_TRAIN, n, &ro, 9, 0.0f, &g, &sm1, &c, NULL),
+        PV_OK);
+    assert_int_equal(g.n, n);
+    assert_int_equal(pv_episodes_eval_detail(&E, PV_SPLIT_TRAIN, PV_EPISODES_SEEN_FIRST, n, NULL,
+                                             &ro, &g_ref, &c, NULL),
+                     PV_OK);
+    assert_true(g.wins == g_ref.wins && g.reward_sum == g_ref.reward_sum);
+    char test_tasks[24][160];
+    pv_step_result_t r;
+    for (size_t i = 0; i < n; i++) {
+        pv_task_t t = pv_episode_task(3, PV_SPLIT_TEST, i);
+        assert_int_equal(pv_env_reset(env, &t, &r), PV_OK);
+        snprintf(test_tasks[i], sizeof test_tasks[i], "%s", pv_env_task_text(env));
+    }
+    for (size_t i = 0; i < n; i++) {
+        pv_task_t t = pv_episode_task(3, PV_SPLIT_TRAIN, PV_EPISODES_SEEN_FIRST + i);
+        assert_int_equal(pv_env_reset(env, &t, &r), PV_OK);
+        for (size_t j = 0; j < n; j++)
+            assert_string_not_equal(pv_env_task_text(env), test_tasks[j]);
+    }
+
+    /* and a test game's sentence is never a training game's either (the splits' kinds) */
+    pv_task_t t0 = pv_episode_task(3, PV_SPLIT_TRAIN, 0);
+    assert_int_equal(pv_env_reset(env, &t0, &r), PV_OK);
+    for (size_t j = 0; j < n; j++)
+        assert_string_not_equal(pv_env_task_text(env), test_tasks[j]);
+    pv_policy_work_destroy(&work);
+    pv_policy_destroy(&p);
+    pv_arena_destroy(&arena);
+    pv_env_destroy(&env);
+    pv_env_model_destroy(&model);
+}
+
 /* The held-out evaluation plays greedy, then sampled on the learner's "eval" stream at the
  * evaluation temperature: 0 leaves the policy's own T; T = 5 plays as a policy built at T = 5
  * with the same parameters (and not as the T = 1 one: WebShop's partial rewards tell them
@@ -244,7 +303,8 @@ static void test_eval_heldout_temperature(void **state)
     pv_eval_detail_t g, g_ref, sm1, sm5, ref1, ref5;
     pv_cost_t c = {0};
     pv_rng_t rng;
-    assert_int_equal(pv_episodes_eval_heldout(&E, p, n, &ro, 9, 0.0f, &g, &sm1, &c, NULL), PV_OK);
+    assert_int_equal(
+        pv_episodes_eval_heldout(&E, p, PV_SPLIT_TEST, n, &ro, 9, 0.0f, &g, &sm1, &c, NULL), PV_OK);
     assert_int_equal(pv_episodes_eval_detail(&E, PV_SPLIT_TEST, 0, n, NULL, &ro, &g_ref, &c, NULL),
                      PV_OK);
     pv_rng_seed(&rng, 9, 0x6576616cu);
@@ -253,7 +313,8 @@ static void test_eval_heldout_temperature(void **state)
     assert_true(g.wins == g_ref.wins && g.reward_sum == g_ref.reward_sum);
     assert_true(sm1.wins == ref1.wins && sm1.reward_sum == ref1.reward_sum);
 
-    assert_int_equal(pv_episodes_eval_heldout(&E, p, n, &ro, 9, 5.0f, &g, &sm5, &c, NULL), PV_OK);
+    assert_int_equal(
+        pv_episodes_eval_heldout(&E, p, PV_SPLIT_TEST, n, &ro, 9, 5.0f, &g, &sm5, &c, NULL), PV_OK);
     assert_true(pv_policy_spec(p)->temperature == 1.0f);
     assert_true(g.wins == g_ref.wins && g.reward_sum == g_ref.reward_sum); /* argmax: any T */
     pv_rng_seed(&rng, 9, 0x6576616cu);
@@ -262,8 +323,9 @@ static void test_eval_heldout_temperature(void **state)
     assert_true(sm5.wins == ref5.wins && sm5.reward_sum == ref5.reward_sum);
     assert_true(ref5.reward_sum != ref1.reward_sum); /* T = 5 plays other episodes than T = 1 */
 
-    assert_int_equal(pv_episodes_eval_heldout(&E, p, n, &ro, 9, -1.0f, &g, &sm5, &c, NULL),
-                     PV_ERR_INVAL);
+    assert_int_equal(
+        pv_episodes_eval_heldout(&E, p, PV_SPLIT_TEST, n, &ro, 9, -1.0f, &g, &sm5, &c, NULL),
+        PV_ERR_INVAL);
     assert_int_equal(pv_policy_set_temperature(p, 0.0f), PV_ERR_INVAL);
     assert_true(pv_policy_spec(p)->temperature == 1.0f);
     pv_policy_work_destroy(&hot_work);
@@ -283,6 +345,7 @@ int main(void)
         cmocka_unit_test(test_from_state),
         cmocka_unit_test(test_eval_reproducible),
         cmocka_unit_test(test_eval_heldout_temperature),
+        cmocka_unit_test(test_eval_heldout_seen),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);
 }
