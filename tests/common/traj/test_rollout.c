@@ -211,24 +211,31 @@ static void test_eval_reproducible(void **state)
     assert_int_equal(c1.env_steps, c2.env_steps);
 }
 
+/* An environment of `name` (seed 3), an arena and a fresh scorer with its scratch. */
+static void s_eval_setup(const char *name, pv_env_model_t **model, pv_env_t **env,
+                         pv_arena_t **arena, pv_policy_t **p, pv_policy_work_t **work)
+{
+    pv_env_spec_t es = {.name = name, .seed = 3};
+    pv_policy_spec_t ps = {.kind = "bow_mlp", .n_buckets = 8192, .seed = 3};
+    assert_int_equal(pv_env_model_new(&es, model, NULL), PV_OK);
+    assert_int_equal(pv_env_new(*model, env), PV_OK);
+    assert_int_equal(pv_arena_new(1 << 20, 0, arena), PV_OK);
+    assert_int_equal(pv_policy_new(&ps, p, NULL), PV_OK);
+    assert_int_equal(pv_policy_work_new(*p, work), PV_OK);
+}
+
 /* learner.eval_split = train on the generated ALFWorld: new games of the training task kinds,
  * from PV_EPISODES_SEEN_FIRST on, played like any other evaluation; none of their task
  * sentences (type, object, destination) is a test game's. */
 static void test_eval_heldout_seen(void **state)
 {
     (void)state;
-    pv_env_spec_t es = {.name = "alfworld", .seed = 3};
-    pv_policy_spec_t ps = {.kind = "bow_mlp", .n_buckets = 8192, .seed = 3};
     pv_env_model_t *model = NULL;
     pv_env_t *env = NULL;
     pv_arena_t *arena = NULL;
     pv_policy_t *p = NULL;
     pv_policy_work_t *work = NULL;
-    assert_int_equal(pv_env_model_new(&es, &model, NULL), PV_OK);
-    assert_int_equal(pv_env_new(model, &env), PV_OK);
-    assert_int_equal(pv_arena_new(1 << 20, 0, &arena), PV_OK);
-    assert_int_equal(pv_policy_new(&ps, &p, NULL), PV_OK);
-    assert_int_equal(pv_policy_work_new(p, &work), PV_OK);
+    s_eval_setup("alfworld", &model, &env, &arena, &p, &work);
     pv_episodes_t E = {
         .model = model, .env = env, .policy = p, .work = work, .arena = arena, .task_seed = 3};
     pv_rollout_opts_t ro = {.max_steps = 10};
@@ -276,18 +283,13 @@ static void test_eval_heldout_seen(void **state)
 static void test_eval_heldout_temperature(void **state)
 {
     (void)state;
-    pv_env_spec_t es = {.name = "webshop", .seed = 3};
     pv_policy_spec_t ps = {.kind = "bow_mlp", .n_buckets = 8192, .seed = 3};
     pv_env_model_t *model = NULL;
     pv_env_t *env = NULL;
     pv_arena_t *arena = NULL;
     pv_policy_t *p = NULL, *hot = NULL;
     pv_policy_work_t *work = NULL, *hot_work = NULL;
-    assert_int_equal(pv_env_model_new(&es, &model, NULL), PV_OK);
-    assert_int_equal(pv_env_new(model, &env), PV_OK);
-    assert_int_equal(pv_arena_new(1 << 20, 0, &arena), PV_OK);
-    assert_int_equal(pv_policy_new(&ps, &p, NULL), PV_OK);
-    assert_int_equal(pv_policy_work_new(p, &work), PV_OK);
+    s_eval_setup("webshop", &model, &env, &arena, &p, &work);
     ps.temperature = 5.0f; /* the same parameters at T = 5 in a policy of their own */
     assert_int_equal(pv_policy_new(&ps, &hot, NULL), PV_OK);
     assert_int_equal(pv_policy_work_new(hot, &hot_work), PV_OK);
