@@ -335,6 +335,7 @@ static pv_err_t s_eval(s_learner_t *s, pv_errmsg_t *em)
     if (err != PV_OK)
         return err;
     pv_report_eval_result(&g, &sm, &r);
+    r.seen_kinds = split == PV_SPLIT_TRAIN;
     if (s->run.eval_first.greedy < 0)
         s->run.eval_first = r;
     s->run.eval_last = r;

@@ -301,6 +301,7 @@ pv_err_t pv_report_eval(pv_metrics_t *m, uint64_t iteration, uint64_t version,
     if (r->n_types)
         json_object_set_new(o, "success_by_type", s_types_json(r));
     json_object_set_new(o, "eval_tasks", json_integer((json_int_t)n_tasks));
+    json_object_set_new(o, "eval_split", json_string(r->seen_kinds ? "train" : "test"));
     s_set_totals(o, run);
     pv_err_t err = pv_metrics_write(m, o);
     json_decref(o);

@@ -45,13 +45,15 @@
  * other estimators, and triage_labelled_groups, triage_bad_labels (the batch's groups that came
  * with the model's roles, role entries dropped as not fitting their trajectory); kind "eval":
  * iteration, policy_version, wall_s, success_rate (greedy, held-out tasks), success_rate_sampled
- * (the same tasks, actions sampled at learner.eval_temperature), eval_tasks, total_env_steps,
+ * (the same tasks, actions sampled at learner.eval_temperature), eval_tasks, eval_split ("test", or "train" for
+ * learner.eval_split = train), total_env_steps,
  * cum_rollout_env_steps, cum_verify_env_steps, cum_rollout_tokens, cum_verify_tokens,
  * total_tokens.
  */
 #ifndef PV_LEARNER_REPORT_H
 #define PV_LEARNER_REPORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/metrics.h"
@@ -71,6 +73,8 @@ typedef struct pv_eval_result {
     double score, score_sampled;
     uint32_t n_types; /* greedy episodes per pv_env_task_type (ALFWorld's six) */
     pv_eval_type_t types[PV_EVAL_MAX_TYPES];
+    bool seen_kinds; /* learner.eval_split = train: new games of the training task kinds
+                      * (the eval line's "eval_split": "train"; else "test") */
 } pv_eval_result_t;
 
 /* The evaluation result of a greedy and a sampled pass over the same tasks. */

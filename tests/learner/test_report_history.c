@@ -25,7 +25,11 @@ static void s_write_run(const char *path)
     pv_run_totals_t run = {.eval_first = {.greedy = -1, .sampled = -1},
                            .eval_last = {.greedy = -1, .sampled = -1}};
     pv_eval_result_t e0 = {.greedy = 0.0, .sampled = 0.05, .score = 3.5, .score_sampled = 7.25},
-                     e10 = {.greedy = 0.4, .sampled = 0.55, .score = 41.0, .score_sampled = 60.5};
+                     e10 = {.greedy = 0.4,
+                            .sampled = 0.55,
+                            .score = 41.0,
+                            .score_sampled = 60.5,
+                            .seen_kinds = true};
     assert_int_equal(pv_report_eval(m, 0, 1, &e0, 20, &run), PV_OK);
     for (uint64_t i = 1; i <= 17; i++) {
         pv_intake_stats_t b = {.groups = 1, .trajectories = 20, .won = i, .steps = 100};
@@ -59,6 +63,21 @@ static void test_history(void **state)
     assert_true(fd >= 0);
     close(fd);
     s_write_run(path);
+    /* each eval line names its split: the first the test split, the second the seen kinds */
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[4096];
+    int evals = 0;
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, "\"kind\": \"eval\"") || strstr(line, "\"kind\":\"eval\"")) {
+            const char *want = evals++ == 0 ? "test" : "train";
+            char a[32], b[32];
+            snprintf(a, sizeof a, "\"eval_split\": \"%s\"", want);
+            snprintf(b, sizeof b, "\"eval_split\":\"%s\"", want);
+            assert_true(strstr(line, a) || strstr(line, b));
+        }
+    fclose(f);
+    assert_int_equal(evals, 2);
     pv_run_history_t h;
     assert_int_equal(pv_report_history(path, 14, &h, NULL), PV_OK);
     assert_int_equal(h.n_train, 14);
