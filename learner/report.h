@@ -45,10 +45,9 @@
  * other estimators, and triage_labelled_groups, triage_bad_labels (the batch's groups that came
  * with the model's roles, role entries dropped as not fitting their trajectory); kind "eval":
  * iteration, policy_version, wall_s, success_rate (greedy, held-out tasks), success_rate_sampled
- * (the same tasks, actions sampled at learner.eval_temperature), eval_tasks, eval_split ("test", or "train" for
- * learner.eval_split = train), total_env_steps,
- * cum_rollout_env_steps, cum_verify_env_steps, cum_rollout_tokens, cum_verify_tokens,
- * total_tokens.
+ * (the same tasks, actions sampled at learner.eval_temperature), eval_tasks, eval_split ("test", or
+ * "train" for learner.eval_split = train), total_env_steps, cum_rollout_env_steps,
+ * cum_verify_env_steps, cum_rollout_tokens, cum_verify_tokens, total_tokens.
  */
 #ifndef PV_LEARNER_REPORT_H
 #define PV_LEARNER_REPORT_H
