@@ -189,8 +189,8 @@ void pv_weights_in_destroy(pv_weights_in_t **in)
                     (unsigned long long)st.received, (unsigned long long)st.shm_reads,
                     (unsigned long long)st.shm_refusals, (unsigned long long)st.refused);
         if (st.acks_unsent)
-            PV_LOG_WARN("weights over MPI: %llu answers to the parent could not be sent (all "
-                        "8 send slots busy); the parent cut this rank out for them",
+            PV_LOG_WARN("weights over MPI: %llu answers to the parent could not be sent (every "
+                        "send slot busy); the parent cut this rank out for them",
                         (unsigned long long)st.acks_unsent);
     }
     pv_wsync_sub_destroy(&(*in)->mpi);

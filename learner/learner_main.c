@@ -327,15 +327,13 @@ static pv_err_t s_eval(s_learner_t *s, pv_errmsg_t *em)
      * with the same random stream, so before and after are compared on common random
      * numbers */
     pv_eval_detail_t g, sm;
-    pv_env_split_t split =
-        strcmp(c->learner.eval_split, "train") == 0 ? PV_SPLIT_TRAIN : PV_SPLIT_TEST;
-    pv_err_t err = pv_episodes_eval_heldout(&s->E, s->policy, split, (size_t)c->learner.eval_tasks,
-                                            &ro, (uint64_t)c->run.seed,
-                                            (float)c->learner.eval_temperature, &g, &sm, &cost, em);
+    pv_err_t err =
+        pv_episodes_eval_heldout(&s->E, s->policy, pv_episodes_eval_split(c->learner.eval_split),
+                                 (size_t)c->learner.eval_tasks, &ro, (uint64_t)c->run.seed,
+                                 (float)c->learner.eval_temperature, &g, &sm, &cost, em);
     if (err != PV_OK)
         return err;
     pv_report_eval_result(&g, &sm, &r);
-    r.seen_kinds = split == PV_SPLIT_TRAIN;
     if (s->run.eval_first.greedy < 0)
         s->run.eval_first = r;
     s->run.eval_last = r;

@@ -268,6 +268,7 @@ void pv_report_eval_result(const pv_eval_detail_t *greedy, const pv_eval_detail_
     out->sampled = sampled->n ? (double)sampled->wins / ns : 0.0;
     out->score = greedy->n ? 100.0 * greedy->reward_sum / ng : NAN;
     out->score_sampled = sampled->n ? 100.0 * sampled->reward_sum / ns : NAN;
+    out->seen_kinds = greedy->split == PV_SPLIT_TRAIN;
     out->n_types = greedy->n_types;
     memcpy(out->types, greedy->types, sizeof out->types);
 }

@@ -72,8 +72,9 @@ typedef struct pv_eval_result {
     double score, score_sampled;
     uint32_t n_types; /* greedy episodes per pv_env_task_type (ALFWorld's six) */
     pv_eval_type_t types[PV_EVAL_MAX_TYPES];
-    bool seen_kinds; /* learner.eval_split = train: new games of the training task kinds
-                      * (the eval line's "eval_split": "train"; else "test") */
+    bool seen_kinds; /* the greedy pass's split was the train split (learner.eval_split =
+                      * train: new games of the training task kinds); the eval line's
+                      * "eval_split": "train", else "test" */
 } pv_eval_result_t;
 
 /* The evaluation result of a greedy and a sampled pass over the same tasks. */

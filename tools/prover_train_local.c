@@ -205,12 +205,6 @@ static void s_teardown(s_tool_t *T)
     pv_env_model_destroy(&T->model);
 }
 
-/* learner.eval_split = train: the evaluation plays new games of the training task kinds. */
-static bool s_train_kinds(const pv_config_t *c)
-{
-    return strcmp(c->learner.eval_split, "train") == 0;
-}
-
 /* Greedy (out[0]) and sampled (out[1], at learner.eval_temperature) held-out success,
  * printed; the sampled evaluation uses the learner's evaluation stream, so phases compare on
  * common random numbers. */
@@ -224,7 +218,7 @@ static int s_eval(s_tool_t *T, const char *label, double out[2])
     double t0 = pv_mono_s();
     pv_eval_detail_t d[2];
     pv_err_t rc = pv_episodes_eval_heldout(
-        &T->E, T->policy, s_train_kinds(c) ? PV_SPLIT_TRAIN : PV_SPLIT_TEST, n, &ro,
+        &T->E, T->policy, pv_episodes_eval_split(c->learner.eval_split), n, &ro,
         (uint64_t)c->run.seed, (float)c->learner.eval_temperature, &d[0], &d[1], &cost, &em);
     if (rc != PV_OK)
         return s_fail("evaluation", rc, &em);
@@ -233,7 +227,7 @@ static int s_eval(s_tool_t *T, const char *label, double out[2])
         out[i] = n ? (double)d[i].wins / (double)n : 0.0;
     printf("eval %-10s held-out%s success greedy %.3f, sampled %.3f; score %.1f, %.1f (%zu "
            "tasks each, %llu env steps, %.1f s)\n",
-           label, s_train_kinds(c) ? " (training task kinds)" : "", out[0], out[1],
+           label, d[0].split == PV_SPLIT_TRAIN ? " (training task kinds)" : "", out[0], out[1],
            n ? 100.0 * d[0].reward_sum / (double)n : 0.0,
            n ? 100.0 * d[1].reward_sum / (double)n : 0.0, n, (unsigned long long)cost.env_steps,
            pv_mono_s() - t0);

@@ -125,6 +125,7 @@ pv_err_t pv_episodes_eval_detail(const pv_episodes_t *e, pv_env_split_t split, u
                                  pv_eval_detail_t *out, pv_cost_t *cost, pv_errmsg_t *em)
 {
     memset(out, 0, sizeof *out);
+    out->split = split;
     pv_rollout_opts_t o = *ro;
     o.save_states = false;
     uint64_t split_n = pv_env_model_n_tasks(e->model, split);
@@ -157,6 +158,11 @@ pv_err_t pv_episodes_eval(const pv_episodes_t *e, pv_env_split_t split, uint64_t
     return rc;
 }
 
+pv_env_split_t pv_episodes_eval_split(const char *name)
+{
+    return strcmp(name, "train") == 0 ? PV_SPLIT_TRAIN : PV_SPLIT_TEST;
+}
+
 pv_err_t pv_episodes_eval_heldout(const pv_episodes_t *e, pv_policy_t *policy, pv_env_split_t split,
                                   size_t n, const pv_rollout_opts_t *ro, uint64_t seed,
                                   float temperature, pv_eval_detail_t *greedy,
@@ -165,6 +171,11 @@ pv_err_t pv_episodes_eval_heldout(const pv_episodes_t *e, pv_policy_t *policy, p
     if (!(temperature >= 0.0f) || !isfinite(temperature))
         return pv_errf(em, PV_ERR_INVAL, "evaluation temperature must be >= 0, got %g",
                        (double)temperature);
+    if (split == PV_SPLIT_TRAIN && pv_env_model_n_tasks(e->model, split) != UINT64_MAX)
+        return pv_errf(em, PV_ERR_INVAL,
+                       "held-out evaluation on new training games: this environment's train "
+                       "split is finite (%llu tasks) and training plays all of it",
+                       (unsigned long long)pv_env_model_n_tasks(e->model, split));
     uint64_t first = split == PV_SPLIT_TRAIN ? PV_EPISODES_SEEN_FIRST : 0;
     pv_err_t rc = pv_episodes_eval_detail(e, split, first, n, NULL, ro, greedy, cost, em);
     if (rc != PV_OK)

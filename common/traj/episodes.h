@@ -57,6 +57,7 @@ typedef struct pv_eval_type {
  * papers that use it report it), ALFWorld's success per task type. Types beyond
  * PV_EVAL_MAX_TYPES are counted in `untyped` with the tasks of no type. */
 typedef struct pv_eval_detail {
+    pv_env_split_t split; /* the split the tasks came from */
     size_t n, wins;
     double reward_sum; /* sum over episodes of the episode's total reward */
     uint32_t n_types;
@@ -79,6 +80,10 @@ pv_err_t pv_episodes_eval(const pv_episodes_t *e, pv_env_split_t split, uint64_t
                           size_t n, pv_rng_t *rng, const pv_rollout_opts_t *ro, double *success,
                           pv_cost_t *cost, pv_errmsg_t *em);
 
+/* learner.eval_split's value ("test" or "train", as the config's choices allow) as a split:
+ * "train" is PV_SPLIT_TRAIN, anything else PV_SPLIT_TEST. */
+pv_env_split_t pv_episodes_eval_split(const char *name);
+
 /* First task id of the "seen" held-out evaluation (learner.eval_split = train): new games of
  * the train split's task triples, at ids no training stream reaches (actors' task ids are
  * below 2^62, expert demonstrations' below 2^20). ALFWorld's eval_in_distribution, where
@@ -87,14 +92,15 @@ pv_err_t pv_episodes_eval(const pv_episodes_t *e, pv_env_split_t split, uint64_t
 
 /* The held-out evaluation the learner and prover-train-local report: tasks 0 .. n - 1 of
  * the test split (split PV_SPLIT_TEST), or tasks PV_EPISODES_SEEN_FIRST + 0 .. n - 1 of the
- * train split (PV_SPLIT_TRAIN: unseen games of seen task kinds; an infinite, generated split
- * only, or nothing is played), played greedy into *greedy, then sampled into *sampled with a stream
+ * train split (PV_SPLIT_TRAIN: unseen games of seen task kinds; an unbounded, generated split
+ * only), played greedy into *greedy, then sampled into *sampled with a stream
  * seeded (seed, "eval"), so every evaluation of a run samples the same random numbers (common
  * random numbers between before and after). The sampled pass runs at softmax temperature
  * `temperature` (learner.eval_temperature; 0 = the policy's own, the rollout temperature):
  * `policy` must be e->policy, its temperature is set for that pass and put back before
  * returning, on error too. Errors: the rollouts'; PV_ERR_INVAL (temperature < 0 or not
- * finite). */
+ * finite; PV_SPLIT_TRAIN of an environment whose train split is finite, since training
+ * plays all of it). */
 pv_err_t pv_episodes_eval_heldout(const pv_episodes_t *e, pv_policy_t *policy, pv_env_split_t split,
                                   size_t n, const pv_rollout_opts_t *ro, uint64_t seed,
                                   float temperature, pv_eval_detail_t *greedy,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "learner/report.h"
 
@@ -68,14 +69,14 @@ static void test_history(void **state)
     assert_non_null(f);
     char line[4096];
     int evals = 0;
-    while (fgets(line, sizeof line, f))
-        if (strstr(line, "\"kind\": \"eval\"") || strstr(line, "\"kind\":\"eval\"")) {
-            const char *want = evals++ == 0 ? "test" : "train";
-            char a[32], b[32];
-            snprintf(a, sizeof a, "\"eval_split\": \"%s\"", want);
-            snprintf(b, sizeof b, "\"eval_split\":\"%s\"", want);
-            assert_true(strstr(line, a) || strstr(line, b));
-        }
+    while (fgets(line, sizeof line, f)) {
+        json_t *o = json_loads(line, 0, NULL); /* the torn line does not parse */
+        const char *kind = json_string_value(json_object_get(o, "kind"));
+        if (kind && strcmp(kind, "eval") == 0)
+            assert_string_equal(json_string_value(json_object_get(o, "eval_split")),
+                                evals++ == 0 ? "test" : "train");
+        json_decref(o);
+    }
     fclose(f);
     assert_int_equal(evals, 2);
     pv_run_history_t h;

@@ -239,18 +239,20 @@ static void test_eval_heldout_seen(void **state)
     pv_episodes_t E = {
         .model = model, .env = env, .policy = p, .work = work, .arena = arena, .task_seed = 3};
     pv_rollout_opts_t ro = {.max_steps = 10};
-    const size_t n = 24;
+    enum { n = 24 };
     pv_eval_detail_t g, sm1, g_ref;
     pv_cost_t c = {0};
     assert_int_equal(
         pv_episodes_eval_heldout(&E, p, PV_SPLIT_TRAIN, n, &ro, 9, 0.0f, &g, &sm1, &c, NULL),
         PV_OK);
     assert_int_equal(g.n, n);
+    assert_int_equal(g.split, PV_SPLIT_TRAIN);
+    assert_int_equal(sm1.split, PV_SPLIT_TRAIN);
     assert_int_equal(pv_episodes_eval_detail(&E, PV_SPLIT_TRAIN, PV_EPISODES_SEEN_FIRST, n, NULL,
                                              &ro, &g_ref, &c, NULL),
                      PV_OK);
     assert_true(g.wins == g_ref.wins && g.reward_sum == g_ref.reward_sum);
-    char test_tasks[24][160];
+    char test_tasks[n][160];
     pv_step_result_t r;
     for (size_t i = 0; i < n; i++) {
         pv_task_t t = pv_episode_task(3, PV_SPLIT_TEST, i);
@@ -328,6 +330,12 @@ static void test_eval_heldout_temperature(void **state)
     assert_int_equal(
         pv_episodes_eval_heldout(&E, p, PV_SPLIT_TEST, n, &ro, 9, -1.0f, &g, &sm5, &c, NULL),
         PV_ERR_INVAL);
+    /* WebShop's train split is finite and training plays all of it: no "new" training games */
+    pv_errmsg_t em = {{0}};
+    assert_int_equal(
+        pv_episodes_eval_heldout(&E, p, PV_SPLIT_TRAIN, n, &ro, 9, 0.0f, &g, &sm5, &c, &em),
+        PV_ERR_INVAL);
+    assert_non_null(strstr(em.text, "finite"));
     assert_int_equal(pv_policy_set_temperature(p, 0.0f), PV_ERR_INVAL);
     assert_true(pv_policy_spec(p)->temperature == 1.0f);
     pv_policy_work_destroy(&hot_work);
