@@ -62,6 +62,12 @@ pv_err_t pv_config_check(const pv_config_t *cfg, pv_errmsg_t *em)
                        "only for the generated ALFWorld (env.name=alfworld, no env.data_path); "
                        "%s%s has a finite train split that training plays",
                        cfg->env.name, cfg->env.data_path[0] ? " with env.data_path" : "");
+    long long mb = cfg->learner.ppo_mini_batch_groups, bg = cfg->learner.batch_groups;
+    if (mb && (mb > bg || bg % mb))
+        return pv_errf(em, PV_ERR_CONFIG,
+                       "learner.ppo_mini_batch_groups: %lld does not divide learner.batch_groups "
+                       "%lld (verl asserts the same of ppo_mini_batch_size); 0 = one mini-batch",
+                       mb, bg);
     pv_err_t rc = s_endpoint("broker.bind", cfg->broker.bind, true, em);
     if (rc == PV_OK)
         rc = s_endpoint("broker.endpoint", cfg->broker.endpoint, false, em);

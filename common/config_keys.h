@@ -276,7 +276,12 @@
     E(learner, kl_loss_type, "k3", "k1|k2|k3", "KL estimator (Schulman's k1/k2/k3).")              \
     I(learner, ppo_epochs, 1, 1, 100, "Passes over each batch.")                                   \
     I(learner, batch_groups, 8, 1, 100000, "Groups per policy update.")                            \
-    I(learner, max_policy_lag, 2, 0, 1000000, "Drop (and count) groups older than this.")          \
+    I(learner, ppo_mini_batch_groups, 0, 0, 100000,                                                \
+      "Groups per PPO mini-batch (verl's actor.ppo_mini_batch_size, counted in prompts): each "    \
+      "pass over a batch takes batch_groups / ppo_mini_batch_groups Adam steps, which must "       \
+      "divide; 0 = batch_groups (one step per pass).")                                             \
+    I(learner, max_policy_lag, 2, 0, 1000000,                                                      \
+      "Drop (and count) groups older than this many policy versions (one per Adam step).")         \
     I(learner, bc_episodes, 0, 0, 1000000, "Expert episodes for a behaviour-cloning warm start.")  \
     I(learner, bc_epochs, 4, 0, 1000, "Passes over the behaviour-cloning demonstrations.")         \
     I(learner, bc_batch, 32, 1, 100000, "Demonstrations per behaviour-cloning step.")              \

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
+#include "common/log.h"
 #include "common/vec.h"
 
 /* A language model: token cross-entropy of every step's expert action (its text encoded and
@@ -160,14 +162,24 @@ pv_err_t pv_bc_train(pv_trainer_t *t, const pv_traj_t *demos, size_t n, unsigned
 {
     if (batch == 0)
         return pv_errf(em, PV_ERR_INVAL, "behaviour cloning: batch of 0 trajectories");
+    double t0 = pv_mono_s(), step_loss = 0.0;
     for (unsigned ep = 0; ep < epochs; ep++) {
+        double sum = 0.0;
+        size_t steps = 0;
         for (size_t i = 0; i < n; i += batch) {
             bool last = ep + 1 == epochs && i + batch >= n;
-            pv_err_t err = pv_bc_step(t, demos + i, n - i < batch ? n - i : batch, loss,
+            pv_err_t err = pv_bc_step(t, demos + i, n - i < batch ? n - i : batch, &step_loss,
                                       last ? accuracy : NULL, em);
             if (err != PV_OK)
                 return err;
+            sum += step_loss;
+            steps++;
         }
+        /* progress of long cloning runs (the LM job's takes minutes) */
+        PV_LOG_INFO("behaviour cloning: epoch %u/%u, mean nll %.4f before its %zu steps, %.0f s",
+                    ep + 1, epochs, steps ? sum / (double)steps : 0.0, steps, pv_mono_s() - t0);
     }
+    if (loss)
+        *loss = step_loss;
     return PV_OK;
 }

@@ -35,7 +35,8 @@ pv_err_t pv_bc_step(pv_trainer_t *t, const pv_traj_t *demos, size_t n, double *l
 
 /* Behaviour cloning over `epochs` passes of the n demonstrations in consecutive batches of
  * `batch` trajectories (pv_bc_step each). *loss and *accuracy (either may be NULL) receive
- * the last step's values. Errors: PV_ERR_INVAL (batch 0), pv_bc_step's. */
+ * the last step's values. Logs one line per epoch (its mean loss, the time since the start).
+ * Errors: PV_ERR_INVAL (batch 0), pv_bc_step's. */
 pv_err_t pv_bc_train(pv_trainer_t *t, const pv_traj_t *demos, size_t n, unsigned epochs,
                      size_t batch, double *loss, double *accuracy, pv_errmsg_t *em);
 

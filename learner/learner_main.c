@@ -546,6 +546,14 @@ static pv_err_t s_run(s_learner_t *s, pv_errmsg_t *em)
                 (unsigned long long)pv_policy_version(s->policy),
                 (long long)c->learner.batch_groups, (long long)c->actor.group_size,
                 (long long)c->run.iterations);
+    uint64_t per_update = (uint64_t)c->learner.ppo_epochs * s->tc.update.mini_batches;
+    if (per_update > (uint64_t)c->learner.max_policy_lag)
+        PV_LOG_WARN("learner: one update takes %llu policy versions (ppo_epochs x mini-batches) "
+                    "and learner.max_policy_lag is %lld: groups played one update behind are "
+                    "dropped as stale (dropped_stale); raise learner.max_policy_lag to at least "
+                    "%llu",
+                    (unsigned long long)per_update, (long long)c->learner.max_policy_lag,
+                    (unsigned long long)per_update);
     s->t0_ms = pv_mono_ms();
     s->training = true;
     if (c->learner.eval_every > 0 && !s->skip_first_eval && (err = s_eval(s, em)))

@@ -36,7 +36,10 @@ pv_err_t pv_train_cfg_from_config(const pv_config_t *c, pv_train_cfg_t *out, pv_
         pv_kl_parse(c->learner.kl_loss_type, &lo->kl, em) != PV_OK)
         return PV_ERR_CONFIG;
     out->update.ppo_epochs = (unsigned)c->learner.ppo_epochs;
-    out->update.mini_batches = 1;
+    out->update.mini_batches =
+        c->learner.ppo_mini_batch_groups
+            ? (unsigned)(c->learner.batch_groups / c->learner.ppo_mini_batch_groups)
+            : 1;
     out->bc_episodes = (size_t)c->learner.bc_episodes;
     out->bc_epochs = (unsigned)c->learner.bc_epochs;
     out->bc_batch = (size_t)c->learner.bc_batch;

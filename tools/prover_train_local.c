@@ -5,17 +5,18 @@
  *                      [section.key=value ...]
  *
  * Reads the run configuration like every role (docs/config.md). Phases: evaluate the
- * untrained policy on learner.eval_tasks held-out tasks (greedy and sampled); behaviour
- * cloning on learner.bc_episodes expert demonstrations when that is > 0 (learner.bc_epochs,
- * bc_batch, bc_lr), then evaluate again; then, from those weights, run.iterations iterations
- * of the in-process pipeline (tools/local_prover.h: the actor's, the judge's, the verifiers'
- * and the learner's own code) for each estimator of --estimators (a comma-separated list of
- * algorithm.adv_estimator values, default the configured one), each evaluated on the same
- * held-out tasks. One line per iteration and per evaluation, a summary at the end. --save
- * writes run.out_dir/<phase>.safetensors after behaviour cloning and after each estimator
- * (a language model: the Hugging Face directory run.out_dir/<phase>) and the configuration
- * into run.out_dir/config.yaml (`prover-env play --policy` reads it). learner.use_kl_loss
- * takes the policy after behaviour cloning (or policy.init_checkpoint) as the reference.
+ * untrained policy (labelled "start" when policy.init_checkpoint or policy.path loads one) on
+ * learner.eval_tasks held-out tasks (greedy and sampled); behaviour cloning on learner.bc_episodes
+ * expert demonstrations when that is > 0 (learner.bc_epochs, bc_batch, bc_lr), then evaluate again;
+ * then, from those weights, run.iterations iterations of the in-process pipeline
+ * (tools/local_prover.h: the actor's, the judge's, the verifiers' and the learner's own code) for
+ * each estimator of --estimators (a comma-separated list of algorithm.adv_estimator values, default
+ * the configured one), each evaluated on the same held-out tasks. One line per iteration and per
+ * evaluation, a summary at the end. --save writes run.out_dir/<phase>.safetensors after behaviour
+ * cloning and after each estimator (a language model: the Hugging Face directory
+ * run.out_dir/<phase>) and the configuration into run.out_dir/config.yaml (`prover-env play
+ * --policy` reads it). learner.use_kl_loss takes the policy after behaviour cloning (or
+ * policy.init_checkpoint) as the reference.
  * --bc-only (implies --save; needs learner.bc_episodes > 0) stops after behaviour cloning
  * and its evaluation, without evaluating the untrained policy: the start that
  * `cluster/eval-grid --policy transformer` gives every configuration of a seed
@@ -254,7 +255,7 @@ static int s_save(s_tool_t *T, const char *name, uint64_t step)
 /* run.iterations iterations of estimator `est` from the current weights. */
 /* A run's judge health, summed over its iterations. */
 typedef struct s_judge_totals {
-    uint64_t verified, positive, turns, samples, hits;
+    uint64_t verified, positive, turns, samples, hits, reused;
     double noise;
 } s_judge_totals_t;
 
@@ -287,7 +288,11 @@ static int s_rl(s_tool_t *T, const char *est, uint64_t *rollout_steps, uint64_t 
         jt->noise += st.noise_positive;
         jt->samples += st.precision_samples;
         jt->hits += st.precision_hits;
-        char lm[192] = "", vict[160] = "";
+        jt->reused += st.reused_rows;
+        char lm[192] = "", vict[160] = "", reuse[64] = "";
+        if (st.reused_rows > 0) /* prover.reuse_continuations: the verifiers' rows trained on */
+            snprintf(reuse, sizeof reuse, " | %llu continuations trained on",
+                     (unsigned long long)st.reused_rows);
         const pv_vict_stats_t *vs = &st.adv.vict;
         size_t vict_rows = vs->rows_proof + vs->rows_no_proof + vs->rows_untraced + vs->rows_failed;
         if (vict_rows > 0) /* VICT: how much of the batch went along a proof (learner/vict.h) */
@@ -305,14 +310,14 @@ static int s_rl(s_tool_t *T, const char *est, uint64_t *rollout_steps, uint64_t 
         printf("%-6s iter %lld/%lld | success %.3f | mixed %llu/%llu | len %5.1f | segments "
                "%llu/%llu (+%llu, mean "
                "delta %+.2f, %zu tokens credited) | steps: rollout %llu verify %llu | grad norm "
-               "%.3f%s%s | v%llu | %.1f s\n",
+               "%.3f%s%s%s | v%llu | %.1f s\n",
                est, (long long)it, (long long)cfg.run.iterations, st.success,
                (unsigned long long)st.mixed, (unsigned long long)st.groups, st.mean_len,
                (unsigned long long)st.verified, (unsigned long long)st.proposals,
                (unsigned long long)st.positive, st.mean_delta, st.n_credited,
                (unsigned long long)st.rollout.env_steps, (unsigned long long)st.verify.env_steps,
-               st.update.grad_norm, lm, vict, (unsigned long long)pv_policy_version(T->policy),
-               pv_mono_s() - t0);
+               st.update.grad_norm, lm, vict, reuse,
+               (unsigned long long)pv_policy_version(T->policy), pv_mono_s() - t0);
         fflush(stdout);
     }
     pv_local_destroy(&L);
@@ -322,6 +327,9 @@ static int s_rl(s_tool_t *T, const char *est, uint64_t *rollout_steps, uint64_t 
                est, (double)jt->positive / (double)jt->verified, (unsigned long long)jt->positive,
                (unsigned long long)jt->verified, jt->noise / (double)jt->verified,
                (double)jt->turns / (double)jt->verified);
+    if (status == 0 && jt->reused)
+        printf("judge      %s: %llu continuations trained on (prover.reuse_continuations)\n", est,
+               (unsigned long long)jt->reused);
     if (status == 0 && jt->samples)
         printf("judge      %s: precision against the oracle %.3f (%llu of %llu proposals "
                "pivotal)\n",
@@ -340,7 +348,10 @@ static int s_main(s_tool_t *T)
         return st;
     }
     double t_start = pv_mono_s(), untrained[2] = {NAN, NAN}, start[2];
-    if (!T->bc_only && s_eval(T, "untrained", untrained) != 0)
+    /* a policy loaded from policy.init_checkpoint or policy.path is the start, not untrained */
+    const char *first =
+        T->cfg.policy.init_checkpoint[0] || T->cfg.policy.path[0] ? "start" : "untrained";
+    if (!T->bc_only && s_eval(T, first, untrained) != 0)
         return 1;
     memcpy(start, untrained, sizeof start);
     uint64_t demo_steps = 0;
@@ -391,7 +402,7 @@ static int s_main(s_tool_t *T)
     free(p0);
     if (status != 0)
         return status;
-    printf("summary: held-out success (greedy / sampled): untrained %.3f / %.3f", untrained[0],
+    printf("summary: held-out success (greedy / sampled): %s %.3f / %.3f", first, untrained[0],
            untrained[1]);
     if (T->tc.bc_episodes > 0)
         printf(", bc %.3f / %.3f (%llu demonstration steps)", start[0], start[1],

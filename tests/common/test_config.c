@@ -292,6 +292,8 @@ static void test_checks_beyond_ranges(void **state)
         {"broker.endpoint=tcp://127.0.0.1:*", "digits only"},
         {"broker.endpoint=ipc://", "empty address"},
         {"broker.metrics_bind=localhost", "IPv4"},
+        {"learner.ppo_mini_batch_groups=3", "does not divide learner.batch_groups 8"},
+        {"learner.ppo_mini_batch_groups=16", "does not divide"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         pv_config_t c;
@@ -304,10 +306,11 @@ static void test_checks_beyond_ranges(void **state)
         assert_non_null(strstr(em.text, bad[i].why));
     }
     static const char *const good[] = {
-        "env.gen_task_types=126",         "broker.bind=tcp://*:*",
-        "broker.bind=tcp://[::1]:5555",   "broker.endpoint=tcp://node3:5555",
-        "broker.bind=ipc:///tmp/pv.sock", "broker.metrics_bind=0.0.0.0",
+        "env.gen_task_types=126",          "broker.bind=tcp://*:*",
+        "broker.bind=tcp://[::1]:5555",    "broker.endpoint=tcp://node3:5555",
+        "broker.bind=ipc:///tmp/pv.sock",  "broker.metrics_bind=0.0.0.0",
         "learner.eval_split=train", /* the generated ALFWorld: an unbounded train split */
+        "learner.ppo_mini_batch_groups=4",
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         pv_config_t c;

@@ -373,6 +373,16 @@ static void test_bc_then_prover_iterations(void **state)
     assert_int_equal(pv_local_iteration(L, &st, NULL), PV_OK);
     assert_int_equal(st.proposals + st.verify.env_steps, 0); /* no judge in a GRPO plan */
     pv_local_destroy(&L);
+    /* verl's ppo_mini_batch_size: 4 groups in mini-batches of 2 are 2 Adam steps a pass */
+    const char *const mini[] = {"learner.batch_groups=4", "learner.ppo_mini_batch_groups=2",
+                                "learner.ppo_epochs=2", NULL};
+    cfg = s_cfg(f, grpo, mini);
+    assert_int_equal(pv_local_new(&cfg, f->w.model, f->w.env, &f->t, &L, NULL), PV_OK);
+    v0 = pv_policy_version(f->w.policy);
+    assert_int_equal(pv_local_iteration(L, &st, NULL), PV_OK);
+    assert_int_equal(st.update.n_updates + st.update.n_skipped, 4);
+    assert_int_equal(pv_policy_version(f->w.policy), v0 + 4);
+    pv_local_destroy(&L);
     pv_arena_destroy(&a);
 }
 

@@ -16,6 +16,17 @@ done
 for f in bc grpo prover; do
   [ -s "$dir/out/new/$f.safetensors" ] || { echo "no $f.safetensors"; fail=1; }
 done
+# from a checkpoint: the first evaluation is the loaded policy ("start"); the verifiers'
+# continuations trained on are counted on the iteration lines and in the judge's line
+"$bin" --estimators prover "${easy[@]}" learner.bc_episodes=0 prover.reuse_continuations=true \
+  run.iterations=3 "policy.init_checkpoint=$dir/out/new/bc.safetensors" > "$dir/start.log" 2>&1 ||
+  { echo "prover-train-local from a checkpoint failed"; cat "$dir/start.log"; fail=1; }
+grep -q "^eval start " "$dir/start.log" && grep -q "^summary: .*: start " "$dir/start.log" &&
+  ! grep -q "untrained" "$dir/start.log" || { echo "the loaded policy is not labelled start"; cat "$dir/start.log"; fail=1; }
+if grep -q "^prover iter .*segments [1-9]" "$dir/start.log"; then
+  grep -q "continuations trained on (prover.reuse_continuations)" "$dir/start.log" ||
+    { echo "verified segments but no continuations trained on"; cat "$dir/start.log"; fail=1; }
+fi
 # the language model: its iteration lines report mixed groups, tokens, entropy and the rollout/training mismatch
 # (~5e-7: the learner recomputes the behaviour log-probs), --save writes Hugging Face folders
 lm=(policy.kind=transformer policy.layers=1 policy.hidden_size=32 policy.heads=2 policy.kv_heads=1
