@@ -63,7 +63,7 @@ pv_err_t pv_config_check(const pv_config_t *cfg, pv_errmsg_t *em)
                        "%s%s has a finite train split that training plays",
                        cfg->env.name, cfg->env.data_path[0] ? " with env.data_path" : "");
     long long mb = cfg->learner.ppo_mini_batch_groups, bg = cfg->learner.batch_groups;
-    if (mb && (mb > bg || bg % mb))
+    if (mb && bg % mb) /* also a mini-batch larger than the batch */
         return pv_errf(em, PV_ERR_CONFIG,
                        "learner.ppo_mini_batch_groups: %lld does not divide learner.batch_groups "
                        "%lld (verl asserts the same of ppo_mini_batch_size); 0 = one mini-batch",

@@ -347,13 +347,13 @@ static int s_main(s_tool_t *T)
         fprintf(stderr, "prover-train-local: %s\n", em.text[0] ? em.text : pv_strerror(rc));
         return st;
     }
-    double t_start = pv_mono_s(), untrained[2] = {NAN, NAN}, start[2];
+    double t_start = pv_mono_s(), first_eval[2] = {NAN, NAN}, start[2];
     /* a policy loaded from policy.init_checkpoint or policy.path is the start, not untrained */
     const char *first =
         T->cfg.policy.init_checkpoint[0] || T->cfg.policy.path[0] ? "start" : "untrained";
-    if (!T->bc_only && s_eval(T, first, untrained) != 0)
+    if (!T->bc_only && s_eval(T, first, first_eval) != 0)
         return 1;
-    memcpy(start, untrained, sizeof start);
+    memcpy(start, first_eval, sizeof start);
     uint64_t demo_steps = 0;
     if (T->tc.bc_episodes > 0) {
         double loss = 0, acc = 0, t0 = pv_mono_s();
@@ -402,8 +402,8 @@ static int s_main(s_tool_t *T)
     free(p0);
     if (status != 0)
         return status;
-    printf("summary: held-out success (greedy / sampled): %s %.3f / %.3f", first, untrained[0],
-           untrained[1]);
+    printf("summary: held-out success (greedy / sampled): %s %.3f / %.3f", first, first_eval[0],
+           first_eval[1]);
     if (T->tc.bc_episodes > 0)
         printf(", bc %.3f / %.3f (%llu demonstration steps)", start[0], start[1],
                (unsigned long long)demo_steps);
