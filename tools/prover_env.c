@@ -22,7 +22,7 @@
  *                                        and save+restore time
  * Options: --env NAME (alfworld) --data PATH (default: embedded generator) --split train|test
  *          --task N --seed N --max-steps N --episodes N --seconds S --receptacles N
- *          --distractors N --task-types MASK --no-admissible (expert)
+ *          --distractors N --task-types MASK --no-admissible --expert planner|search (expert)
  */
 #include <errno.h>
 #include <jansson.h>
@@ -69,6 +69,7 @@ static void s_usage(FILE *f)
                "  --seconds S         bench duration (default 2)\n"
                "  --receptacles N --distractors N --task-types MASK   generator knobs\n"
                "  --no-admissible     expert: leave admissible lists out of the JSONL\n"
+               "  --expert planner|search  alfworld's expert (env.expert; default planner)\n"
                "play --policy PATH: a trained policy plays (a run folder, a checkpoint, or a\n"
                "  Hugging Face model directory); environment from the run's config.yaml\n"
                "  --config FILE       the configuration PATH was trained with (default: the\n"
@@ -104,6 +105,7 @@ static const char *s_env_key(const char *opt)
         {"--receptacles", "env.gen_receptacles"},
         {"--distractors", "env.gen_distractors"},
         {"--task-types", "env.gen_task_types"},
+        {"--expert", "env.expert"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (strcmp(opt, map[i][0]) == 0)
@@ -173,6 +175,13 @@ static int s_parse(int argc, char **argv, s_opts_t *o)
             o->play_only = true;
         } else if (strcmp(a, "--data") == 0) {
             o->spec.data_path = v;
+        } else if (strcmp(a, "--expert") == 0) {
+            if (!v || (strcmp(v, "planner") && strcmp(v, "search"))) {
+                fprintf(stderr, "prover-env: --expert is planner or search\n");
+                return -1;
+            }
+            o->spec.expert =
+                strcmp(v, "search") == 0 ? PV_ENV_EXPERT_SEARCH : PV_ENV_EXPERT_PLANNER;
         } else if (strcmp(a, "--split") == 0) {
             if (!v || (strcmp(v, "train") && strcmp(v, "test"))) {
                 fprintf(stderr, "prover-env: --split is train or test\n");

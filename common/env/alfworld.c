@@ -25,6 +25,7 @@
 
 typedef struct s_model {
     uint32_t max_steps;
+    bool search_expert; /* env.expert = search: pv_alf_search_action, not the planner */
     uint64_t seed;
     pv_alf_gen_cfg_t gen;
     bool generated;
@@ -168,6 +169,7 @@ static pv_err_t s_model_new(const pv_env_spec_t *spec, void **out, pv_errmsg_t *
     m->gen.n_recep = spec->gen_receptacles;
     m->gen.n_distract = spec->gen_distractors;
     m->gen.type_mask = spec->gen_task_types;
+    m->search_expert = spec->expert == PV_ENV_EXPERT_SEARCH;
     pv_err_t rc;
     if (spec->gen_task_types & ~0x7eu) {
         rc = pv_errf(em, PV_ERR_INVAL,
@@ -589,11 +591,17 @@ static pv_err_t s_expert_action(void *ep, char *buf, size_t cap)
     if (e->done)
         return PV_ERR_STATE;
     int32_t first = -1;
-    int len = pv_alf_expert_plan(e->ex, e->g, e->fd, e->m->max_steps - e->n_steps, &first);
-    if (len < 0)
-        return len == PV_ALF_EXPERT_LIMIT ? PV_ERR_LIMIT : PV_ERR_NOTFOUND;
-    if (len == 0 || first < 0)
-        return PV_ERR_NOTFOUND; /* the goal already holds: nothing to do */
+    if (e->m->search_expert) {
+        rc = pv_alf_search_action(e->ex, e->g, e->fd, e->neg, e->m->max_steps - e->n_steps, &first);
+        if (rc != PV_OK)
+            return rc;
+    } else {
+        int len = pv_alf_expert_plan(e->ex, e->g, e->fd, e->m->max_steps - e->n_steps, &first);
+        if (len < 0)
+            return len == PV_ALF_EXPERT_LIMIT ? PV_ERR_LIMIT : PV_ERR_NOTFOUND;
+        if (len == 0 || first < 0)
+            return PV_ERR_NOTFOUND; /* the goal already holds: nothing to do */
+    }
     const char *c = e->g->cmd[e->g->ops[first].cmd];
     size_t n = strlen(c);
     if (n + 1 > cap)

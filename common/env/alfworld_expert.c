@@ -25,6 +25,7 @@
 
 struct pv_alf_expert {
     bool exhaustive;
+    const uint64_t *hidden; /* entities plans may not name (pv_alf_expert_set_hidden) */
     uint32_t *allowed;
     uint32_t n_allowed, cap_allowed;
     uint32_t *mut; /* mutable atoms (search state bits) */
@@ -76,6 +77,11 @@ void pv_alf_expert_destroy(pv_alf_expert_t **ex)
 void pv_alf_expert_set_exhaustive(pv_alf_expert_t *ex, bool on)
 {
     ex->exhaustive = on;
+}
+
+void pv_alf_expert_set_hidden(pv_alf_expert_t *ex, const uint64_t *hidden)
+{
+    ex->hidden = hidden;
 }
 
 static bool s_grow(void **p, uint32_t *cap, uint32_t need, size_t sz)
@@ -239,6 +245,10 @@ static pv_err_t s_prepare(pv_alf_expert_t *x, const pv_alf_game_t *g, const uint
                 if (c->lits[k].args[q].kind == PV_ARG_ENT)
                     x->ent_ok[c->lits[k].args[q].idx] = 1;
     }
+    if (x->hidden) /* unseen objects are out of reach (the searching expert) */
+        for (uint32_t e = 0; e < g->n_ent; e++)
+            if (pv_alf_bit(x->hidden, e))
+                x->ent_ok[e] = 0;
     if (!x->exhaustive) {
         int32_t holds = pv_alf_domain_pred(g->dom, "holds");
         /* objects in hand, and receptacles sharing a true atom with an allowed object */

@@ -61,6 +61,17 @@ typedef struct pv_task {
 #define PV_ENV_OBS_MAX (1u << 20)
 
 /* How to build a model. Strings are borrowed for the duration of pv_env_model_new(). */
+/* The expert behind pv_env_expert_action (alfworld; the other families have one expert).
+ * PLANNER: the first action of a shortest plan over the whole state (it knows where hidden
+ * objects are). SEARCH: ALFWorld's handcoded expert's way, knowing only what the game has
+ * shown: it plans over the objects it has seen and otherwise searches the receptacles
+ * (alfworld_expert.h, pv_alf_search_action); its demonstrations can be imitated by a policy
+ * that sees only the observations. pv_env_expert_plan_len is the planner's in both. */
+typedef enum pv_env_expert {
+    PV_ENV_EXPERT_PLANNER = 0,
+    PV_ENV_EXPERT_SEARCH = 1,
+} pv_env_expert_t;
+
 typedef struct pv_env_spec {
     const char *name;      /* "alfworld" | "webshop" | "searchqa" */
     const char *data_path; /* NULL or "" = embedded generator; else benchmark data (file or dir) */
@@ -72,6 +83,7 @@ typedef struct pv_env_spec {
     uint32_t gen_task_types;  /* alfworld: bit mask of task types (bit i = type i) */
     uint32_t gen_size;        /* webshop: products; searchqa: entities */
     uint32_t top_k;           /* searchqa: passages per search (default 3) */
+    pv_env_expert_t expert;   /* alfworld: which expert pv_env_expert_action follows */
 } pv_env_spec_t;
 
 /* Atom trace of one step (VICT, issue 17; learner/vict.h reads it). The *goal atoms* of a

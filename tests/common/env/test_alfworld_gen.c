@@ -1,8 +1,9 @@
 /* test_alfworld_gen.c - generated ALFWorld games and the expert: every game is solvable by
  * the expert within the step limit (and its plan really wins), train and test tasks never
  * coincide, the knobs do what they say, the embedded rules and wording play exactly like
- * ALFWorld 0.5.0's own alfred.pddl / alfred.twl2 (when ../shared has them), and the pruned
- * expert search finds plans as short as the unrestricted one. */
+ * ALFWorld 0.5.0's own alfred.pddl / alfred.twl2 (when ../shared has them), the pruned
+ * expert search finds plans as short as the unrestricted one, and the searching expert
+ * (env.expert = search) wins while acting only on objects the game's text has shown. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -63,17 +64,24 @@ static bool s_parse_task(const char *text, triple_t *t)
     return false;
 }
 
-static pv_env_model_t *s_gen_model(uint32_t recep, uint32_t distract, uint32_t mask)
+static pv_env_model_t *s_gen_model_x(uint32_t recep, uint32_t distract, uint32_t mask,
+                                     pv_env_expert_t expert)
 {
     pv_env_spec_t spec = {.name = "alfworld",
                           .gen_receptacles = recep,
                           .gen_distractors = distract,
                           .gen_task_types = mask,
-                          .seed = 5};
+                          .seed = 5,
+                          .expert = expert};
     pv_env_model_t *m = NULL;
     pv_errmsg_t em;
     assert_int_equal(pv_env_model_new(&spec, &m, &em), PV_OK);
     return m;
+}
+
+static pv_env_model_t *s_gen_model(uint32_t recep, uint32_t distract, uint32_t mask)
+{
+    return s_gen_model_x(recep, distract, mask, PV_ENV_EXPERT_PLANNER);
 }
 
 /* ---------------------------------------------------------------- solvability */
@@ -436,6 +444,242 @@ static void test_embedded_rules_match_alfworld(void **state)
     free(gtext);
 }
 
+/* ---------------------------------------------------------------- the searching expert */
+
+/* The object a command picks up or uses ("take plate 1 from ...", "use desklamp 1"), or "". */
+static void s_acted_object(const char *cmd, char *obj, size_t cap)
+{
+    obj[0] = 0;
+    char w0[32], w1[64], w2[32];
+    if (sscanf(cmd, "%31s %63s %31s", w0, w1, w2) == 3 && strcmp(w0, "take") == 0)
+        snprintf(obj, cap, "%s %s", w1, w2);
+    else if (sscanf(cmd, "%31s %63s %31s", w0, w1, w2) >= 3 && strcmp(w0, "use") == 0)
+        snprintf(obj, cap, "%s %s", w1, w2);
+}
+
+/* Play `expert`'s actions from reset; *blind counts the take/use actions naming an object
+ * ("plate 1") that no earlier observation's text contained. Returns the steps, -1 when an
+ * action was not admissible or the episode was lost. */
+static int s_play_expert(pv_env_t *e, const pv_task_t *t, int *blind)
+{
+    pv_step_result_t r;
+    assert_int_equal(pv_env_reset(e, t, &r), PV_OK);
+    static char shown[1 << 16];
+    snprintf(shown, sizeof shown, "%s", r.obs);
+    int steps = 0;
+    while (!r.done) {
+        char a[256], obj[128];
+        if (pv_env_expert_action(e, a, sizeof a) != PV_OK || !alf_admissible_has(e, a))
+            return -1;
+        s_acted_object(a, obj, sizeof obj);
+        if (obj[0]) { /* whole word: "plate 1" is not "plate 10" */
+            bool found = false;
+            size_t n = strlen(obj);
+            for (const char *p = strstr(shown, obj); p && !found; p = strstr(p + 1, obj))
+                found = !isdigit((unsigned char)p[n]);
+            *blind += !found;
+        }
+        assert_int_equal(pv_env_step(e, a, &r), PV_OK);
+        size_t len = strlen(shown);
+        snprintf(shown + len, sizeof shown - len, "\n%s", r.obs);
+        steps++;
+    }
+    return r.won ? steps : -1;
+}
+
+static void test_search_expert_acts_on_what_it_saw(void **state)
+{
+    (void)state;
+    pv_env_model_t *mp = s_gen_model_x(0, 0, 0, PV_ENV_EXPERT_PLANNER),
+                   *ms = s_gen_model_x(0, 0, 0, PV_ENV_EXPERT_SEARCH);
+    pv_env_t *ep = NULL, *es = NULL;
+    assert_int_equal(pv_env_new(mp, &ep), PV_OK);
+    assert_int_equal(pv_env_new(ms, &es), PV_OK);
+    int blind_p = 0, blind_s = 0, steps_p = 0, steps_s = 0, longer = 0; /* blind_p: 0 too */
+    for (uint64_t i = 0; i < 120; i++) {
+        pv_task_t t = {.split = (uint32_t)(i % 2), .task_id = i, .seed = i * 3 + 1};
+        int np = s_play_expert(ep, &t, &blind_p), ns = s_play_expert(es, &t, &blind_s);
+        if (np < 0 || ns < 0)
+            fail_msg("task %llu: planner %d steps, search %d steps (-1: not won)",
+                     (unsigned long long)i, np, ns);
+        /* the planner's plans are shortest: searching never beats them */
+        assert_true(ns >= np);
+        longer += ns > np;
+        steps_p += np;
+        steps_s += ns;
+        /* the same game, the same planner: the oracle's plan length does not change */
+        pv_step_result_t r;
+        assert_int_equal(pv_env_reset(es, &t, &r), PV_OK);
+        assert_int_equal(pv_env_reset(ep, &t, &r), PV_OK);
+        assert_int_equal(pv_env_expert_plan_len(es), pv_env_expert_plan_len(ep));
+    }
+    print_message("search expert: %d steps against the planner's %d on 120 games (%d longer); "
+                  "objects acted on unseen: planner %d, search %d\n",
+                  steps_s, steps_p, longer, blind_p, blind_s);
+    assert_int_equal(blind_s, 0); /* it only takes or uses what the text has shown */
+    assert_true(longer > 0);
+    pv_env_destroy(&ep);
+    pv_env_destroy(&es);
+    pv_env_model_destroy(&mp);
+    pv_env_model_destroy(&ms);
+}
+
+/* Its knowledge is in the state: restored mid-episode, it goes on exactly as it would have. */
+static void test_search_expert_after_restore(void **state)
+{
+    (void)state;
+    pv_env_model_t *m = s_gen_model_x(8, 10, 0, PV_ENV_EXPERT_SEARCH);
+    pv_env_t *a = NULL, *b = NULL;
+    assert_int_equal(pv_env_new(m, &a), PV_OK);
+    assert_int_equal(pv_env_new(m, &b), PV_OK);
+    uint8_t buf[1 << 16];
+    for (uint64_t i = 0; i < 20; i++) {
+        pv_task_t t = {.task_id = i, .seed = 11};
+        pv_step_result_t r;
+        assert_int_equal(pv_env_reset(a, &t, &r), PV_OK);
+        for (int k = 0; !r.done; k++) {
+            char x[256], y[256];
+            assert_int_equal(pv_env_expert_action(a, x, sizeof x), PV_OK);
+            size_t len;
+            assert_int_equal(pv_env_save(a, buf, sizeof buf, &len), PV_OK);
+            assert_int_equal(pv_env_load(b, buf, len, NULL), PV_OK);
+            assert_int_equal(pv_env_expert_action(b, y, sizeof y), PV_OK);
+            assert_string_equal(x, y);
+            assert_int_equal(pv_env_step(a, x, &r), PV_OK);
+        }
+        assert_true(r.won);
+    }
+    pv_env_destroy(&a);
+    pv_env_destroy(&b);
+    pv_env_model_destroy(&m);
+}
+
+/* The embedded domain and grammar parsed into arena a (reset first; NULL: a new arena,
+ * returned). */
+static pv_arena_t *s_embedded(pv_arena_t *a, pv_alf_domain_t **dom, pv_alf_grammar_t **gram)
+{
+    pv_errmsg_t em;
+    if (!a)
+        assert_int_equal(pv_arena_new(1 << 20, 0, &a), PV_OK);
+    pv_arena_reset(a);
+    assert_int_equal(pv_alf_domain_parse(a, pv_alf_embedded_domain, "d", dom, &em), PV_OK);
+    assert_int_equal(pv_alf_grammar_parse(a, *dom, pv_alf_embedded_grammar, "g", gram, &em), PV_OK);
+    return a;
+}
+
+/* Move object o from receptacle r1 to r2 in fd (inReceptacle and objectAtLocation); false
+ * when the game has no atom for the new place. */
+static bool s_move_object(const pv_alf_game_t *g, uint64_t *fd, uint32_t o, uint32_t r1,
+                          uint32_t r2)
+{
+    int32_t in = pv_alf_domain_pred(g->dom, "inreceptacle"),
+            oat = pv_alf_domain_pred(g->dom, "objectatlocation"),
+            rat = pv_alf_domain_pred(g->dom, "receptacleatlocation");
+    uint32_t l[2] = {UINT32_MAX, UINT32_MAX}, r[2] = {r1, r2};
+    for (int k = 0; k < 2; k++)
+        for (uint32_t j = g->by_pred_off[rat]; j < g->by_pred_off[rat + 1]; j++)
+            if (g->atoms[g->by_pred[j]].args[0] == r[k] && pv_alf_bit(fd, g->by_pred[j]))
+                l[k] = g->atoms[g->by_pred[j]].args[1];
+    uint32_t a1[2] = {o, r1}, a2[2] = {o, r2}, b1[2] = {o, l[0]}, b2[2] = {o, l[1]};
+    int32_t i1 = pv_alf_atom_find(g, in, 2, a1), i2 = pv_alf_atom_find(g, in, 2, a2),
+            j1 = pv_alf_atom_find(g, oat, 2, b1), j2 = pv_alf_atom_find(g, oat, 2, b2);
+    if (i1 < 0 || i2 < 0 || j1 < 0 || j2 < 0 || l[0] == l[1])
+        return false;
+    pv_alf_setbit(fd, (uint32_t)i1, false);
+    pv_alf_setbit(fd, (uint32_t)j1, false);
+    pv_alf_setbit(fd, (uint32_t)i2, true);
+    pv_alf_setbit(fd, (uint32_t)j2, true);
+    return true;
+}
+
+/* The searching expert cannot know where unseen things are: along its own episodes, moving
+ * an object it has not been shown (one in a receptacle whose location was never visited)
+ * to another such receptacle never changes its action, while the planner's does change. */
+static void test_search_expert_ignores_hidden_places(void **state)
+{
+    (void)state;
+    pv_errmsg_t em;
+    pv_alf_domain_t *dom;
+    pv_alf_grammar_t *gram;
+    pv_arena_t *a = s_embedded(NULL, &dom, &gram);
+    pv_alf_expert_t *ex = NULL;
+    assert_int_equal(pv_alf_expert_new(&ex), PV_OK);
+    static uint64_t fd[1200], neg[1200], moved[1200];
+    int checked = 0, planner_changed = 0;
+    for (uint64_t seed = 0; seed < 40; seed++) {
+        pv_alf_gen_cfg_t cfg = {.n_recep = 6, .n_distract = 4, .type_mask = 0};
+        assert_int_equal(pv_alf_gen_check(&cfg, &em), PV_OK);
+        pv_alf_problem_t *p;
+        const char *task;
+        pv_alf_game_t *g;
+        assert_int_equal(pv_alf_generate(a, dom, &cfg, seed, 0, &p, &task, &em), PV_OK);
+        assert_int_equal(pv_alf_ground(NULL, a, dom, gram, p, task, "g", &g, &em), PV_OK);
+        memcpy(fd, g->init_bits, g->n_words * 8);
+        memset(neg, 0, g->n_words * 8);
+        int32_t at = pv_alf_domain_pred(dom, "atlocation"),
+                in = pv_alf_domain_pred(dom, "inreceptacle"),
+                rat = pv_alf_domain_pred(dom, "receptacleatlocation");
+        for (int step = 0; step < 50 && !pv_alf_goal_holds(g, fd); step++) {
+            int32_t op = -1;
+            assert_int_equal(pv_alf_search_action(ex, g, fd, neg, 50, &op), PV_OK);
+            /* an object in a receptacle at a location the agent never stood at */
+            for (uint32_t j = g->by_pred_off[in]; j < g->by_pred_off[in + 1]; j++) {
+                uint32_t id = g->by_pred[j];
+                if (!pv_alf_bit(fd, id))
+                    continue;
+                uint32_t o = g->atoms[id].args[0], r1 = g->atoms[id].args[1];
+                bool r1_seen = false;
+                for (uint32_t q = g->by_pred_off[rat]; q < g->by_pred_off[rat + 1]; q++) {
+                    const pv_alf_atom_t *ra = &g->atoms[g->by_pred[q]];
+                    if (ra->args[0] != r1 || !pv_alf_bit(fd, g->by_pred[q]))
+                        continue;
+                    for (uint32_t u = g->by_pred_off[at]; u < g->by_pred_off[at + 1]; u++)
+                        if (g->atoms[g->by_pred[u]].args[1] == ra->args[1] &&
+                            (pv_alf_bit(fd, g->by_pred[u]) || pv_alf_bit(neg, g->by_pred[u])))
+                            r1_seen = true;
+                }
+                if (r1_seen)
+                    continue;
+                /* to every other receptacle at an unvisited location */
+                for (uint32_t q = g->by_pred_off[rat]; q < g->by_pred_off[rat + 1]; q++) {
+                    const pv_alf_atom_t *ra = &g->atoms[g->by_pred[q]];
+                    uint32_t r2 = ra->args[0];
+                    bool r2_seen = false;
+                    for (uint32_t u = g->by_pred_off[at]; u < g->by_pred_off[at + 1]; u++)
+                        if (g->atoms[g->by_pred[u]].args[1] == ra->args[1] &&
+                            (pv_alf_bit(fd, g->by_pred[u]) || pv_alf_bit(neg, g->by_pred[u])))
+                            r2_seen = true;
+                    memcpy(moved, fd, g->n_words * 8);
+                    if (r2 == r1 || r2_seen || !s_move_object(g, moved, o, r1, r2) ||
+                        pv_alf_goal_holds(g, moved)) /* a pan put in the fridge for it */
+                        continue;
+                    int32_t op2 = -1, f1 = -1, f2 = -1;
+                    assert_int_equal(pv_alf_search_action(ex, g, moved, neg, 50, &op2), PV_OK);
+                    if (g->ops[op].cmd != g->ops[op2].cmd)
+                        fail_msg("seed %llu step %d ('%s'): moving unseen %s from %s to %s "
+                                 "changed '%s' into '%s'",
+                                 (unsigned long long)seed, step, task, g->ent_name[o],
+                                 g->ent_name[r1], g->ent_name[r2], g->cmd[g->ops[op].cmd],
+                                 g->cmd[g->ops[op2].cmd]);
+                    checked++;
+                    int l1 = pv_alf_expert_plan(ex, g, fd, 50, &f1),
+                        l2 = pv_alf_expert_plan(ex, g, moved, 50, &f2);
+                    planner_changed += l1 > 0 && l2 > 0 && g->ops[f1].cmd != g->ops[f2].cmd;
+                }
+            }
+            pv_alf_op_apply(g, (uint32_t)op, fd, neg);
+        }
+        assert_true(pv_alf_goal_holds(g, fd));
+        s_embedded(a, &dom, &gram);
+    }
+    print_message("%d hidden moves checked; the planner's action changed on %d\n", checked,
+                  planner_changed);
+    assert_true(checked > 100);
+    assert_true(planner_changed > 0); /* the check can tell a privileged expert */
+    pv_alf_expert_destroy(&ex);
+    pv_arena_destroy(&a);
+}
+
 /* ---------------------------------------------------------------- expert optimality */
 
 /* On small games, from the start and from states after random actions, the pruned search
@@ -443,13 +687,10 @@ static void test_embedded_rules_match_alfworld(void **state)
 static void test_expert_pruning_keeps_plans_shortest(void **state)
 {
     (void)state;
-    pv_arena_t *a = NULL;
-    assert_int_equal(pv_arena_new(1 << 20, 0, &a), PV_OK);
     pv_errmsg_t em;
     pv_alf_domain_t *dom;
     pv_alf_grammar_t *gram;
-    assert_int_equal(pv_alf_domain_parse(a, pv_alf_embedded_domain, "d", &dom, &em), PV_OK);
-    assert_int_equal(pv_alf_grammar_parse(a, dom, pv_alf_embedded_grammar, "g", &gram, &em), PV_OK);
+    pv_arena_t *a = s_embedded(NULL, &dom, &gram);
     pv_alf_expert_t *fast = NULL, *full = NULL;
     assert_int_equal(pv_alf_expert_new(&fast), PV_OK);
     assert_int_equal(pv_alf_expert_new(&full), PV_OK);
@@ -504,6 +745,9 @@ int main(void)
         cmocka_unit_test(test_room_tables),
         cmocka_unit_test(test_embedded_rules_match_alfworld),
         cmocka_unit_test(test_expert_pruning_keeps_plans_shortest),
+        cmocka_unit_test(test_search_expert_acts_on_what_it_saw),
+        cmocka_unit_test(test_search_expert_after_restore),
+        cmocka_unit_test(test_search_expert_ignores_hidden_places),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
