@@ -762,6 +762,13 @@ size_t pv_config_ignored(const pv_config_t *cfg, char *buf, size_t cap)
         else if (strcmp(k->section, "learner") == 0 && strcmp(k->key, "bc_mask") == 0 &&
                  (!tf || strcmp(cfg->policy.decode, "constrain") != 0))
             why = "without policy.decode=constrain on a transformer: there is no mask";
+        else if (strcmp(k->section, "policy") == 0 &&
+                 strcmp(k->key, "prompt_task_each_turn") == 0 &&
+                 strcmp(cfg->env.name, "searchqa") == 0)
+            why = "with env.name=searchqa: Search-R1's prompt holds the question once";
+        else if (strcmp(k->section, "env") == 0 && strcmp(k->key, "expert") == 0 &&
+                 strcmp(cfg->env.name, "alfworld") != 0)
+            why = "outside alfworld: webshop and searchqa have one expert each";
         if (why)
             s_ignored_line(cfg, k, why, buf, cap, &len, &n);
     }

@@ -61,7 +61,13 @@
       "alfworld generator: task types, bit i = ALFWorld type i (1 pick_and_place_simple, 2 "       \
       "look_at_obj_in_light, 3 clean, 4 heat, 5 cool, 6 pick_two_obj); 0 = all six.")              \
     I(env, gen_size, 0, 0, 1000000, "webshop/searchqa generator: products/entities; 0 = default.") \
-    I(env, top_k, 3, 1, 20, "searchqa: passages returned per search.")
+    I(env, top_k, 3, 1, 20, "searchqa: passages returned per search.")                             \
+    E(env, expert, "planner", "planner|search",                                                    \
+      "alfworld: the expert of demonstrations (behaviour cloning) and prover-env expert: planner " \
+      "= a shortest plan over the whole state (it knows where hidden objects are); search = "      \
+      "ALFWorld's handcoded expert's way, planning over the objects it has seen and searching "    \
+      "the receptacles for the rest, which a policy that sees only the observations can imitate. " \
+      "The oracle judge uses the planner either way.")
 
 #define PV_CONFIG_policy(I, F, B, S, E)                                                            \
     E(policy, kind, "bow_mlp", "bow_mlp|transformer",                                              \
@@ -97,10 +103,18 @@
     I(policy, max_context, 0, 0, 1 << 20,                                                          \
       "transformer: tokens of a prompt plus its action (KV cache, training sequences); 0 = the "   \
       "model directory's, else 1024 (at most max_position_embeddings).")                           \
+    B(policy, prompt_task_each_turn, false,                                                        \
+      "transformer: end every user turn after the first with 'Your task is to: ...' (verl-agent "  \
+      "restates the task at every step), so the task stands next to the observation the action "  \
+      "answers; the prompt still grows turn by turn (alfworld, webshop).")                         \
     B(policy, prompt_admissible, false,                                                            \
       "transformer: end the current observation's turn with the admissible actions (verl-agent's " \
       "prompts); makes every prompt new to the KV cache.")                                         \
     I(policy, blas_threads, 1, 1, 256, "transformer: OpenBLAS threads per process.")               \
+    I(policy, train_threads, 1, 1, 16,                                                             \
+      "transformer: threads of the training forward and backward (behaviour cloning, the "         \
+      "learner's update): each takes whole chunks of sequences with its own scratch and "          \
+      "gradient; 1 per process by default, up to the cores a process may use.")                    \
     I(policy, layers, 0, 0, 1024, "transformer without path: decoder layers; 0 = 4.")              \
     I(policy, hidden_size, 0, 0, 65536, "transformer without path: hidden size C; 0 = 192.")       \
     I(policy, heads, 0, 0, 1024, "transformer without path: attention heads; 0 = 6.")              \

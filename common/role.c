@@ -107,6 +107,8 @@ void pv_role_env_spec(const pv_config_t *cfg, pv_env_spec_t *out)
         .gen_task_types = (uint32_t)cfg->env.gen_task_types,
         .gen_size = (uint32_t)cfg->env.gen_size,
         .top_k = (uint32_t)cfg->env.top_k,
+        .expert =
+            strcmp(cfg->env.expert, "search") == 0 ? PV_ENV_EXPERT_SEARCH : PV_ENV_EXPERT_PLANNER,
     };
 }
 
@@ -131,7 +133,9 @@ void pv_role_policy_spec(const pv_config_t *cfg, pv_policy_spec_t *out)
         .prompt_window = (uint32_t)cfg->policy.prompt_window,
         .max_context = (uint32_t)cfg->policy.max_context,
         .prompt_admissible = cfg->policy.prompt_admissible,
+        .prompt_task_each_turn = cfg->policy.prompt_task_each_turn,
         .blas_threads = (int)cfg->policy.blas_threads,
+        .train_threads = (uint32_t)cfg->policy.train_threads,
         .layers = (uint32_t)cfg->policy.layers,
         .hidden = (uint32_t)cfg->policy.hidden_size,
         .heads = (uint32_t)cfg->policy.heads,

@@ -3,7 +3,9 @@
  *
  * Per iteration, learner.batch_groups groups travel the distributed pipeline's path:
  *   actor     actor 0 of 1 (actor/actor_group.h: tasks 0, 1, 2, ... of the training split,
- *             G = actor.group_size episodes each, sampled at actor.temperature), the group
+ *             G = actor.group_size episodes each, sampled at actor.temperature from a stream
+ *             seeded by run.seed and the group's number; pv_local_set_threads plays several
+ *             groups at once), the group
  *             as ROLLOUT_GROUP bytes, with saved states only when the judge works on it;
  *   judge     when the run plan needs one (common/run_plan.h): the bytes decoded, the judge's
  *             state machine (judge/judge_group.h: every judge, per-group proposal seeds, the
@@ -52,6 +54,7 @@ typedef struct pv_local_stats {
     pv_cost_t rollout, verify; /* this iteration's costs */
     pv_adv_stats_t adv;        /* the estimator's counts (VICT's rows along a proof, ...) */
     pv_update_stats_t update;
+    double play_s, update_s; /* wall time: playing, judging and verifying; the update */
 } pv_local_stats_t;
 
 /* The in-process pipeline for `cfg` (copied), training trainer->policy with trainer->adam
@@ -61,6 +64,13 @@ typedef struct pv_local_stats {
 pv_err_t pv_local_new(const pv_config_t *cfg, const pv_env_model_t *model, pv_env_t *env,
                       pv_trainer_t *trainer, pv_local_t **out, pv_errmsg_t *em);
 void pv_local_destroy(pv_local_t **L);
+
+/* Play up to n groups of an iteration at once (1 = one after another, the default; at most
+ * 16; 1 with the llm judge), each on its own thread with its own environment instance,
+ * policy scratch and sampling stream, judged and verified there; the intake takes them in
+ * their order. A group's sampling is seeded from run.seed and its number, so the groups,
+ * their credit and the update are the same for every n. Errors: PV_ERR_NOMEM. */
+pv_err_t pv_local_set_threads(pv_local_t *L, unsigned n, pv_errmsg_t *em);
 
 /* The options it runs with (plan, optimiser, update, advantages, behaviour cloning). */
 const pv_train_cfg_t *pv_local_train_cfg(const pv_local_t *L);

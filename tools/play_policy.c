@@ -171,7 +171,9 @@ static int s_desc(const void *a, const void *b)
     return (*y > *x) - (*y < *x);
 }
 
-/* The `top` most probable candidates other than the choice, for a scorer's decision. */
+/* The `top` most probable candidates other than the choice: a scorer's, or a language
+ * model's under decode = rank or constrain (each candidate's log-prob under that process,
+ * pv_policy_logprobs); the choice is the candidate whose text the step acted. */
 static void s_alternatives(FILE *out, const pv_policy_t *p, pv_policy_work_t *work,
                            const pv_traj_t *tr, size_t s, unsigned top, float *logp,
                            const float **order)
@@ -188,7 +190,7 @@ static void s_alternatives(FILE *out, const pv_policy_t *p, pv_policy_work_t *wo
     unsigned shown = 0;
     for (size_t i = 0; i < st->n_cands && shown < top; i++) {
         size_t j = (size_t)(order[i] - logp);
-        if (j == st->token)
+        if (strcmp(st->cands[j], tr->texts[2 * s + 1]) == 0)
             continue;
         fprintf(out, "%s %s %.2f", shown ? ";" : "", st->cands[j], exp(logp[j]));
         shown++;
@@ -211,7 +213,7 @@ static void s_transcript(FILE *out, const pv_policy_t *p, pv_policy_work_t *work
         if (st->refused)
             fprintf(out, ", refused by the environment");
         fprintf(out, "]");
-        if (!lm)
+        if (!lm || pv_policy_spec(p)->decode != PV_POLICY_DECODE_GENERATE)
             s_alternatives(out, p, work, tr, s, top, logp, order);
         fprintf(out, "\n%s\n", tr->texts[2 * s + 2]);
     }

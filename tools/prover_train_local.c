@@ -2,7 +2,7 @@
  * no broker (quick experiments, deterministic from run.seed).
  *
  *   prover-train-local [--config FILE] [--estimators LIST] [--save] [--bc-only]
- *                      [section.key=value ...]
+ *                      [--eval-every N] [--threads N] [section.key=value ...]
  *
  * Reads the run configuration like every role (docs/config.md). Phases: evaluate the
  * untrained policy (labelled "start" when policy.init_checkpoint or policy.path loads one) on
@@ -21,12 +21,18 @@
  * and its evaluation, without evaluating the untrained policy: the start that
  * `cluster/eval-grid --policy transformer` gives every configuration of a seed
  * (policy.init_checkpoint=run.out_dir/bc learner.bc_episodes=0).
+ * --eval-every N also evaluates every N iterations of a run (labelled "ESTIMATOR@IT"), so a
+ * long run shows its held-out curve; the last iteration's evaluation is the run's result.
+ * --threads N plays up to N groups of an iteration at once (tools/local_prover.h; default: the
+ * online CPUs): the numbers do not change with N. The training forward and backward take
+ * policy.train_threads.
  * Exit status: 0, 2 for a bad command line or configuration, 1 for a failure while running.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/clock.h"
 #include "common/fs.h"
@@ -39,13 +45,16 @@
 
 static const char s_usage[] =
     "usage: prover-train-local [--config FILE] [--estimators LIST] [--save] [--bc-only] "
-    "[section.key=value ...]\n"
+    "[--eval-every N] [--threads N] [section.key=value ...]\n"
     "The whole training loop in one process (no MPI, no broker): evaluation, behaviour cloning\n"
     "(learner.bc_episodes > 0), run.iterations iterations per estimator of LIST (values of\n"
     "algorithm.adv_estimator, comma-separated; default the configured one), each from the same\n"
     "start and evaluated on the same learner.eval_tasks held-out tasks. --save writes\n"
     "run.out_dir/<phase>.safetensors and run.out_dir/config.yaml. --bc-only: behaviour\n"
-    "cloning, its evaluation and run.out_dir/bc only (implies --save). Example:\n"
+    "cloning, its evaluation and run.out_dir/bc only (implies --save). --eval-every N: a\n"
+    "held-out evaluation every N iterations as well (the curve of a long run). --threads N:\n"
+    "groups played at once (default: the online CPUs; the results do not depend on it).\n"
+    "Example:\n"
     "  prover-train-local --config cluster/configs/alfworld.yaml --estimators grpo,prover \\\n"
     "      run.iterations=120 learner.bc_episodes=400 learner.bc_epochs=20\n";
 
@@ -56,7 +65,9 @@ typedef struct s_tool {
     char estimators[S_MAX_ESTIMATORS][64];
     size_t n_est;
     bool save;
-    bool bc_only; /* --bc-only: stop after behaviour cloning (saved) */
+    long eval_every; /* --eval-every: held-out evaluations during a run; 0 = at its end only */
+    long threads;    /* --threads: groups played at once; 0 = the online CPUs */
+    bool bc_only;    /* --bc-only: stop after behaviour cloning (saved) */
     pv_env_model_t *model;
     pv_env_t *env;
     pv_arena_t *arena;
@@ -97,6 +108,21 @@ static int s_args(s_tool_t *T, int argc, char **argv)
             T->save = true;
         } else if (i > 0 && strcmp(argv[i], "--bc-only") == 0) {
             T->save = T->bc_only = true;
+        } else if (i > 0 && strcmp(argv[i], "--eval-every") == 0 && i + 1 < argc) {
+            char *end = NULL;
+            T->eval_every = strtol(argv[++i], &end, 10);
+            if (!end || *end || T->eval_every < 1) {
+                fprintf(stderr, "prover-train-local: --eval-every: a positive integer, not '%s'\n",
+                        argv[i]);
+                status = -1;
+            }
+        } else if (i > 0 && strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            char *end = NULL;
+            T->threads = strtol(argv[++i], &end, 10);
+            if (!end || *end || T->threads < 1 || T->threads > 16) {
+                fprintf(stderr, "prover-train-local: --threads: 1 to 16, not '%s'\n", argv[i]);
+                status = -1;
+            }
         } else if (i > 0 && strcmp(argv[i], "--estimators") == 0 && i + 1 < argc) {
             list = argv[++i];
         } else if (i > 0 && strncmp(argv[i], "--estimators=", 13) == 0) {
@@ -268,6 +294,14 @@ static int s_rl(s_tool_t *T, const char *est, uint64_t *rollout_steps, uint64_t 
     pv_err_t rc = pv_config_set(&cfg, "algorithm.adv_estimator", est, &em);
     if (rc == PV_OK)
         rc = pv_local_new(&cfg, T->model, T->env, &T->trainer, &L, &em);
+    if (rc == PV_OK) {
+        long n = T->threads;
+        if (n == 0) {
+            long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+            n = cpus < 1 ? 1 : cpus > 16 ? 16 : cpus;
+        }
+        rc = pv_local_set_threads(L, (unsigned)n, &em);
+    }
     if (rc != PV_OK) {
         pv_local_destroy(&L);
         return s_fail(est, rc, &em);
@@ -310,15 +344,23 @@ static int s_rl(s_tool_t *T, const char *est, uint64_t *rollout_steps, uint64_t 
         printf("%-6s iter %lld/%lld | success %.3f | mixed %llu/%llu | len %5.1f | segments "
                "%llu/%llu (+%llu, mean "
                "delta %+.2f, %zu tokens credited) | steps: rollout %llu verify %llu | grad norm "
-               "%.3f%s%s%s | v%llu | %.1f s\n",
+               "%.3f%s%s%s | v%llu | %.1f s (play %.1f, update %.1f)\n",
                est, (long long)it, (long long)cfg.run.iterations, st.success,
                (unsigned long long)st.mixed, (unsigned long long)st.groups, st.mean_len,
                (unsigned long long)st.verified, (unsigned long long)st.proposals,
                (unsigned long long)st.positive, st.mean_delta, st.n_credited,
                (unsigned long long)st.rollout.env_steps, (unsigned long long)st.verify.env_steps,
                st.update.grad_norm, lm, vict, reuse,
-               (unsigned long long)pv_policy_version(T->policy), pv_mono_s() - t0);
+               (unsigned long long)pv_policy_version(T->policy), pv_mono_s() - t0, st.play_s,
+               st.update_s);
         fflush(stdout);
+        if (T->eval_every > 0 && it % T->eval_every == 0 && it < cfg.run.iterations) {
+            char label[80];
+            double curve[2];
+            snprintf(label, sizeof label, "%s@%lld", est, (long long)it);
+            if ((status = s_eval(T, label, curve)) != 0)
+                break;
+        }
     }
     pv_local_destroy(&L);
     if (status == 0 && jt->verified)

@@ -38,6 +38,24 @@ typedef struct pv_lm_seq {
     size_t off, len;
 } pv_lm_seq_t;
 
+/* A training lane: one chunk of sequences at a time (B, T), its forward's activations and,
+ * for lanes after the first, a gradient of its own that is summed into the caller's. Lane 0
+ * is the caller's thread; lanes 1.. run on threads of their own (policy.train_threads). */
+typedef struct pv_lm_lane {
+    pv_tf_work_t *tw;
+    size_t tw_B, tw_T;
+    uint32_t *btok, *btgt; /* (tw_B * tw_T) one chunk */
+    float *blp, *bent, *bdlp, *bdent;
+    size_t cap_b;
+    size_t *bbegin; /* (tw_B * tw_T) one chunk's pv_tf_allow_t */
+    uint32_t *bn;
+    float *grad; /* lanes 1..: (n_params) their gradient; NULL for lane 0 */
+    pv_err_t rc;
+    pv_errmsg_t em;
+} pv_lm_lane_t;
+
+#define PV_LM_MAX_LANES 16 /* policy.train_threads at most */
+
 /* Where an item's tokens are: its sequence and the position of its first action token. */
 typedef struct pv_lm_at {
     size_t seq, pos, out; /* out: offset of its log-probs in the caller's arrays */
@@ -67,8 +85,10 @@ typedef struct pv_lm_work {
     char *reply, *action; /* decoded reply, parsed action */
     size_t text_cap;
     /* training */
-    pv_tf_work_t *tw;
-    size_t tw_B, tw_T;
+    pv_lm_lane_t lane[PV_LM_MAX_LANES];
+    size_t n_lanes; /* lanes in use (policy.train_threads, at least 1) */
+    size_t *chunk;  /* (3 * cap_chunk) each chunk's first order position, end and T */
+    size_t cap_chunk;
     pv_lmp_ids_t pool; /* the sequences' tokens */
     pv_lm_seq_t *seqs; /* (n_seqs) */
     size_t n_seqs, cap_seqs;
@@ -76,16 +96,11 @@ typedef struct pv_lm_work {
     size_t cap_order;
     pv_lm_at_t *at; /* (n_items) */
     size_t cap_at;
-    uint32_t *btok, *btgt; /* (tw_B * tw_T) one chunk */
-    float *blp, *bent, *bdlp, *bdent;
-    size_t cap_b;
     /* training under decode = constrain: every action token's allowed ids */
     pv_lmp_ids_t apool; /* the allowed ids, token by token */
     size_t *abegin;     /* (n tokens) where a token's ids start in apool */
     uint32_t *an;       /* (n tokens) how many (0 = the whole vocabulary) */
     size_t cap_a, cap_an;
-    size_t *bbegin; /* (tw_B * tw_T) one chunk's pv_tf_allow_t */
-    uint32_t *bn;
     /* the one-step forward kept for pv_policy_backward */
     bool single_ready;
     size_t single_n;

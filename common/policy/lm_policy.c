@@ -112,6 +112,8 @@ static void s_read_settings(const char *dir, pv_policy_spec_t *sp)
         sp->max_context = (uint32_t)json_integer_value(v);
     if (json_is_true(json_object_get(j, "prompt_admissible")))
         sp->prompt_admissible = true;
+    if (json_is_true(json_object_get(j, "prompt_task_each_turn")))
+        sp->prompt_task_each_turn = true;
     json_decref(j);
 }
 
@@ -216,6 +218,7 @@ static pv_err_t s_build(pv_policy_t *p, pv_errmsg_t *em)
     /* the budget is set once the model's positions are known */
     if ((rc = pv_lmp_init(&lm->lmp, env, sp->prompt_window, sp->prompt_admissible, 0, lm->tok, em)))
         return rc;
+    lm->lmp.task_each_turn = sp->prompt_task_each_turn;
     if (dir) {
         pv_tf_opts_t o = {.seed = sp->seed, .blas_threads = sp->blas_threads};
         if ((rc = pv_hf_load(sp->path, &o, &lm->model, em)))
@@ -690,14 +693,16 @@ static pv_err_t s_save_dir(const pv_policy_t *p, const char *dir, pv_errmsg_t *e
     if (fclose(f) != 0)
         return pv_errf(em, PV_ERR_IO, "%s: cannot write", path);
     const pv_policy_spec_t *sp = &p->spec;
-    json_t *j = json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:b}", "format", "prover-policy", "env",
+    json_t *j = json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:b, s:b}", "format", "prover-policy",
+                          "env",
                           pv_lmp_env_name(lm->lmp.env), "decode",
                           sp->decode == PV_POLICY_DECODE_RANK        ? "rank"
                           : sp->decode == PV_POLICY_DECODE_CONSTRAIN ? "constrain"
                                                                      : "generate",
                           "prompt_window", (int)sp->prompt_window, "max_new_tokens",
                           (int)sp->max_new_tokens, "max_context", (int)sp->max_context,
-                          "prompt_admissible", (int)sp->prompt_admissible);
+                          "prompt_admissible", (int)sp->prompt_admissible,
+                          "prompt_task_each_turn", (int)sp->prompt_task_each_turn);
     snprintf(path, sizeof path, "%s/prover_policy.json", dir);
     int bad = !j || json_dump_file(j, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0;
     json_decref(j);

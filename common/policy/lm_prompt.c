@@ -194,6 +194,9 @@ static pv_err_t s_build(const pv_lmp_t *lmp, pv_tokenizer_t *tok, const pv_polic
         size_t at = out->n;
         rc = k == s0 ? s_first_turn(lmp, tok, ctx->task_text, h[2 * k], s0, out)
                      : s_str(tok, h[2 * k], out);
+        if (rc == PV_OK && k > s0 && lmp->task_each_turn && lmp->env != PV_LMP_SEARCHQA &&
+            (rc = s_str(tok, "\n", out)) == PV_OK && (rc = s_str(tok, s_task_head, out)) == PV_OK)
+            rc = s_str(tok, ctx->task_text, out);
         if (rc == PV_OK && k == t && lmp->admissible && n_cands)
             rc = s_admissible(tok, cands, n_cands, out);
         if (rc != PV_OK)

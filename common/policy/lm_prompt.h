@@ -21,7 +21,10 @@
  * keeps between W and 2W - 1 earlier turns and only every W steps starts again. Between two
  * restarts each context is the previous one plus the action taken and the new observation:
  * the KV cache of the previous step is reused and the learner scores those steps in one
- * sequence. With `admissible`, the current observation's turn ends with
+ * sequence. With `task_each_turn` (ALFWorld, WebShop), every user turn after the first ends
+ * with "\nYour task is to: {task}" (verl-agent restates the task at every step), so the task
+ * stands next to the observation the action answers; the conversation still extends step by
+ * step. With `admissible`, the current observation's turn ends with
  * "\nYour admissible actions of the current situation are: [a, b, ...]." (earlier turns do
  * not: their lists are not in the context), which makes every context new to the cache.
  *
@@ -55,6 +58,7 @@ typedef struct pv_lmp {
     pv_lmp_env_t env;
     uint32_t window;    /* W >= 1 */
     bool admissible;    /* list the current admissible actions */
+    bool task_each_turn; /* end every later observation's turn with the task line */
     size_t budget;      /* most tokens of a context */
     uint32_t im_start;  /* <|im_start|> */
     uint32_t im_end;    /* <|im_end|>: ends every turn, and a generated action */

@@ -14,6 +14,12 @@
  * the training work is sized for the longest sequence seen so far. The backward runs each
  * chunk's forward again before pv_tf_backward (chunks whose gradients are all zero are
  * skipped), so no activations are kept between calls.
+ * Lanes. With policy.train_threads = L > 1 the chunks are shared among L lanes (lane l takes
+ * chunks l, l + L, ...; lane 0 in the caller's thread, the others on threads started for
+ * the call), each with its own transformer work and, in the backward, its own gradient,
+ * added into the caller's in lane order afterwards: the model is only read, every log-prob
+ * is the one a single lane computes, and the gradient differs from one lane's only by the
+ * order of float additions (the same for every run with the same L).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,24 +29,35 @@
 
 #define S_TOKENS 1024 /* padded tokens of one chunk (B x T) */
 
+/* A lane's chunk buffers (not its work or gradient). */
+static void s_lane_bufs_free(pv_lm_lane_t *ln)
+{
+    free(ln->btok);
+    free(ln->btgt);
+    free(ln->blp);
+    free(ln->bent);
+    free(ln->bdlp);
+    free(ln->bdent);
+    free(ln->bbegin);
+    free(ln->bn);
+}
+
 void pv_lm_train_free(pv_lm_work_t *w)
 {
-    pv_tf_work_destroy(&w->tw);
+    for (size_t l = 0; l < PV_LM_MAX_LANES; l++) {
+        pv_lm_lane_t *ln = &w->lane[l];
+        pv_tf_work_destroy(&ln->tw);
+        s_lane_bufs_free(ln);
+        free(ln->grad);
+    }
+    free(w->chunk);
     free(w->pool.ids);
     free(w->seqs);
     free(w->order);
     free(w->at);
-    free(w->btok);
-    free(w->btgt);
-    free(w->blp);
-    free(w->bent);
-    free(w->bdlp);
-    free(w->bdent);
     free(w->apool.ids);
     free(w->abegin);
     free(w->an);
-    free(w->bbegin);
-    free(w->bn);
 }
 
 /* Append tokens to the pool. */
@@ -105,58 +122,56 @@ static pv_err_t s_sequences(pv_lm_t *lm, pv_lm_work_t *w, const pv_policy_item_t
     return PV_OK;
 }
 
-/* A training work and chunk buffers for sequences of up to `longest` tokens. */
-static pv_err_t s_room(const pv_lm_t *lm, pv_lm_work_t *w, size_t longest, pv_errmsg_t *em)
+/* Lane buffers for chunks of sequences of up to `longest` tokens; lanes after the first also
+ * get a gradient buffer. */
+static pv_err_t s_room(const pv_policy_t *p, pv_lm_lane_t *ln, bool own_grad, size_t longest,
+                       pv_errmsg_t *em)
 {
+    const pv_lm_t *lm = p->impl;
+    if (own_grad && !ln->grad && !(ln->grad = calloc(p->n_params, sizeof *ln->grad)))
+        return PV_ERR_NOMEM;
     size_t T = (longest + 63) / 64 * 64;
     if (T > lm->max_context)
         T = lm->max_context;
-    if (w->tw && w->tw_T >= T)
+    if (ln->tw && ln->tw_T >= T)
         return PV_OK;
     size_t B = S_TOKENS / T ? S_TOKENS / T : 1;
-    pv_tf_work_destroy(&w->tw);
-    pv_err_t rc = pv_tf_work_new(lm->model, B, T, &w->tw, em);
+    pv_tf_work_destroy(&ln->tw);
+    pv_err_t rc = pv_tf_work_new(lm->model, B, T, &ln->tw, em);
     if (rc != PV_OK)
         return rc;
-    w->tw_B = B;
-    w->tw_T = T;
+    ln->tw_B = B;
+    ln->tw_T = T;
     size_t N = B * T;
-    free(w->btok);
-    free(w->btgt);
-    free(w->blp);
-    free(w->bent);
-    free(w->bdlp);
-    free(w->bdent);
-    free(w->bbegin);
-    free(w->bn);
-    w->bbegin = malloc(N * sizeof *w->bbegin);
-    w->bn = malloc(N * sizeof *w->bn);
-    w->btok = malloc(N * sizeof *w->btok);
-    w->btgt = malloc(N * sizeof *w->btgt);
-    w->blp = malloc(N * sizeof *w->blp);
-    w->bent = malloc(N * sizeof *w->bent);
-    w->bdlp = malloc(N * sizeof *w->bdlp);
-    w->bdent = malloc(N * sizeof *w->bdent);
-    if (!w->btok || !w->btgt || !w->blp || !w->bent || !w->bdlp || !w->bdent || !w->bbegin ||
-        !w->bn)
+    s_lane_bufs_free(ln);
+    ln->bbegin = malloc(N * sizeof *ln->bbegin);
+    ln->bn = malloc(N * sizeof *ln->bn);
+    ln->btok = malloc(N * sizeof *ln->btok);
+    ln->btgt = malloc(N * sizeof *ln->btgt);
+    ln->blp = malloc(N * sizeof *ln->blp);
+    ln->bent = malloc(N * sizeof *ln->bent);
+    ln->bdlp = malloc(N * sizeof *ln->bdlp);
+    ln->bdent = malloc(N * sizeof *ln->bdent);
+    if (!ln->btok || !ln->btgt || !ln->blp || !ln->bent || !ln->bdlp || !ln->bdent || !ln->bbegin ||
+        !ln->bn)
         return PV_ERR_NOMEM;
-    w->cap_b = N;
+    ln->cap_b = N;
     return PV_OK;
 }
 
-/* Chunk [k0, k1) of the order: rows b = sequence order[k0 + b], padded to T. */
-static void s_fill(const pv_lm_t *lm, pv_lm_work_t *w, const pv_policy_item_t *items, size_t n,
-                   size_t k0, size_t k1, size_t T)
+/* Chunk [k0, k1) of the order into lane ln: rows b = sequence order[k0 + b], padded to T. */
+static void s_fill(const pv_lm_t *lm, const pv_lm_work_t *w, pv_lm_lane_t *ln,
+                   const pv_policy_item_t *items, size_t n, size_t k0, size_t k1, size_t T)
 {
     size_t B = k1 - k0;
     for (size_t i = 0; i < B * T; i++) {
-        w->btok[i] = lm->lmp.im_end; /* padding: any id, no target */
-        w->btgt[i] = PV_TF_NO_TARGET;
-        w->bn[i] = 0;
+        ln->btok[i] = lm->lmp.im_end; /* padding: any id, no target */
+        ln->btgt[i] = PV_TF_NO_TARGET;
+        ln->bn[i] = 0;
     }
     for (size_t b = 0; b < B; b++) {
         const pv_lm_seq_t *s = &w->seqs[w->order[k0 + b]];
-        memcpy(w->btok + b * T, w->pool.ids + s->off, s->len * sizeof *w->btok);
+        memcpy(ln->btok + b * T, w->pool.ids + s->off, s->len * sizeof *ln->btok);
     }
     /* targets: the token at position p is predicted at p - 1 */
     for (size_t i = 0; i < n; i++) {
@@ -169,21 +184,31 @@ static void s_fill(const pv_lm_t *lm, pv_lm_work_t *w, const pv_policy_item_t *i
             continue;
         for (size_t k = 0; k < items[i].n_tokens; k++) {
             size_t at = b * T + a->pos + k - 1;
-            w->btgt[at] = items[i].tokens[k];
-            w->bbegin[at] = w->abegin[a->out + k];
-            w->bn[at] = w->an[a->out + k];
+            ln->btgt[at] = items[i].tokens[k];
+            ln->bbegin[at] = w->abegin[a->out + k];
+            ln->bn[at] = w->an[a->out + k];
         }
     }
 }
 
-/* The next chunk from order position k0: its end and padded length. */
-static size_t s_chunk(const pv_lm_work_t *w, size_t k0, size_t *T)
+/* The chunks of the order (w->chunk: first position, end, padded length), each at most
+ * S_TOKENS padded tokens and B rows of the lanes' works. Errors: PV_ERR_NOMEM. */
+static pv_err_t s_chunks(pv_lm_work_t *w, size_t *n_chunks)
 {
-    *T = w->seqs[w->order[k0]].len;
-    size_t k1 = k0 + 1;
-    while (k1 < w->n_seqs && k1 - k0 < w->tw_B && (k1 - k0 + 1) * *T <= w->cap_b)
-        k1++;
-    return k1;
+    size_t n = 0, B = w->lane[0].tw_B, cap = w->lane[0].cap_b;
+    for (size_t k0 = 0; k0 < w->n_seqs; n++) {
+        if (pv_grow((void **)&w->chunk, &w->cap_chunk, 3 * (n + 1), sizeof *w->chunk) != PV_OK)
+            return PV_ERR_NOMEM;
+        size_t T = w->seqs[w->order[k0]].len, k1 = k0 + 1;
+        while (k1 < w->n_seqs && k1 - k0 < B && (k1 - k0 + 1) * T <= cap)
+            k1++;
+        w->chunk[3 * n] = k0;
+        w->chunk[3 * n + 1] = k1;
+        w->chunk[3 * n + 2] = T;
+        k0 = k1;
+    }
+    *n_chunks = n;
+    return PV_OK;
 }
 
 /* Item i's rows of the chunk [k0, k1): row b, or SIZE_MAX when it is not in the chunk. */
@@ -250,91 +275,181 @@ static pv_err_t s_allow(const pv_policy_t *p, pv_lm_work_t *w, const pv_policy_i
     return PV_OK;
 }
 
-/* The forward of one chunk (B, T) filled by s_fill, masked under decode = constrain. */
-static pv_err_t s_run(const pv_policy_t *p, pv_lm_work_t *w, size_t B, size_t T, pv_errmsg_t *em)
+/* The forward of one chunk (B, T) filled by s_fill into lane ln, masked under decode =
+ * constrain. */
+static pv_err_t s_run(const pv_policy_t *p, const pv_lm_work_t *w, pv_lm_lane_t *ln, size_t B,
+                      size_t T, pv_errmsg_t *em)
 {
     const pv_lm_t *lm = p->impl;
-    pv_tf_allow_t a = {.ids = w->apool.ids, .begin = w->bbegin, .n = w->bn};
+    pv_tf_allow_t a = {.ids = w->apool.ids, .begin = ln->bbegin, .n = ln->bn};
     bool masked = p->spec.decode == PV_POLICY_DECODE_CONSTRAIN;
-    return pv_tf_forward_masked(lm->model, w->tw, w->btok, w->btgt, B, T, p->spec.temperature,
-                                masked ? &a : NULL, w->blp, w->bent, em);
+    return pv_tf_forward_masked(lm->model, ln->tw, ln->btok, ln->btgt, B, T, p->spec.temperature,
+                                masked ? &a : NULL, ln->blp, ln->bent, em);
+}
+
+/* One pass over the items, in lanes: forward only (logp, ent out) or forward and backward
+ * (dlogp, dent in; the gradient added into grad; logp_out, when not NULL, the log-probs). */
+typedef struct s_pass {
+    const pv_policy_t *p;
+    pv_lm_work_t *w;
+    const pv_policy_item_t *items;
+    size_t n, n_chunks;
+    bool backward;
+    float *logp, *ent;         /* forward */
+    const float *dlogp, *dent; /* backward */
+    float *grad, *logp_out;    /* backward */
+} s_pass_t;
+
+typedef struct s_lane_arg {
+    const s_pass_t *ps;
+    size_t lane;
+} s_lane_arg_t;
+
+/* Lane `lane` takes chunks lane, lane + n_lanes, ...: the assignment is fixed, so a pass
+ * gives the same numbers whatever the threads' timing. */
+static void s_lane_run(const s_pass_t *ps, size_t lane)
+{
+    const pv_policy_t *p = ps->p;
+    const pv_lm_t *lm = p->impl;
+    pv_lm_work_t *w = ps->w;
+    pv_lm_lane_t *ln = &w->lane[lane];
+    float *grad = lane ? ln->grad : ps->grad;
+    const pv_policy_item_t *items = ps->items;
+    ln->rc = PV_OK;
+    ln->em.text[0] = 0;
+    for (size_t c = lane; ln->rc == PV_OK && c < ps->n_chunks; c += w->n_lanes) {
+        size_t k0 = w->chunk[3 * c], k1 = w->chunk[3 * c + 1], T = w->chunk[3 * c + 2];
+        size_t N = (k1 - k0) * T;
+        bool any = false;
+        if (ps->backward) {
+            memset(ln->bdlp, 0, N * sizeof *ln->bdlp);
+            memset(ln->bdent, 0, N * sizeof *ln->bdent);
+            for (size_t i = 0; i < ps->n; i++) {
+                size_t b = s_row(w, i, k0, k1);
+                if (b == SIZE_MAX)
+                    continue;
+                for (size_t k = 0; k < items[i].n_tokens; k++) {
+                    size_t at = b * T + w->at[i].pos + k - 1, o = w->at[i].out + k;
+                    ln->bdlp[at] = ps->dlogp[o];
+                    ln->bdent[at] = ps->dent ? ps->dent[o] : 0.0f;
+                    any = any || ps->dlogp[o] != 0.0f || (ps->dent && ps->dent[o] != 0.0f);
+                }
+            }
+            if (!any && !ps->logp_out) /* nothing to learn from this chunk */
+                continue;
+        }
+        s_fill(lm, w, ln, items, ps->n, k0, k1, T);
+        ln->rc = s_run(p, w, ln, k1 - k0, T, &ln->em);
+        float *lp = ps->backward ? ps->logp_out : ps->logp, *en = ps->backward ? NULL : ps->ent;
+        for (size_t i = 0; ln->rc == PV_OK && lp && i < ps->n; i++) {
+            size_t b = s_row(w, i, k0, k1);
+            for (size_t k = 0; b != SIZE_MAX && k < items[i].n_tokens; k++) {
+                size_t at = b * T + w->at[i].pos + k - 1;
+                lp[w->at[i].out + k] = ln->blp[at];
+                if (en)
+                    en[w->at[i].out + k] = ln->bent[at];
+            }
+        }
+        if (ln->rc == PV_OK && any)
+            ln->rc = pv_tf_backward(lm->model, ln->tw, ln->bdlp, ps->dent ? ln->bdent : NULL, grad);
+    }
+}
+
+static void *s_lane_thread(void *arg)
+{
+    const s_lane_arg_t *a = arg;
+    s_lane_run(a->ps, a->lane);
+    return NULL;
+}
+
+/* Run a pass in w->n_lanes lanes (threads for lanes 1..; fewer when there are fewer chunks);
+ * the lanes' gradients are then added into ps->grad in lane order. */
+static pv_err_t s_pass(s_pass_t *ps, pv_errmsg_t *em)
+{
+    pv_lm_work_t *w = ps->w;
+    size_t lanes = w->n_lanes < ps->n_chunks ? w->n_lanes : ps->n_chunks;
+    pthread_t th[PV_LM_MAX_LANES];
+    s_lane_arg_t args[PV_LM_MAX_LANES];
+    bool started[PV_LM_MAX_LANES] = {false};
+    size_t saved = w->n_lanes;
+    w->n_lanes = lanes ? lanes : 1; /* the stride of s_lane_run */
+    for (size_t l = 1; l < w->n_lanes; l++) {
+        args[l] = (s_lane_arg_t){ps, l};
+        started[l] = pthread_create(&th[l], NULL, s_lane_thread, &args[l]) == 0;
+        if (!started[l]) /* no thread: the lane runs here after lane 0 */
+            w->lane[l].rc = PV_ERR_AGAIN;
+    }
+    s_lane_run(ps, 0);
+    for (size_t l = 1; l < w->n_lanes; l++) {
+        if (started[l])
+            pthread_join(th[l], NULL);
+        else
+            s_lane_run(ps, l);
+    }
+    pv_err_t rc = PV_OK;
+    for (size_t l = 0; l < w->n_lanes && rc == PV_OK; l++)
+        if ((rc = w->lane[l].rc) != PV_OK && em)
+            pv_errf(em, rc, "%s", w->lane[l].em.text[0] ? w->lane[l].em.text : pv_strerror(rc));
+    if (rc == PV_OK && ps->backward)
+        for (size_t l = 1; l < w->n_lanes; l++) {
+            float *g = w->lane[l].grad;
+            for (size_t i = 0; i < ps->p->n_params; i++) {
+                ps->grad[i] += g[i];
+                g[i] = 0.0f;
+            }
+        }
+    else if (ps->backward)
+        for (size_t l = 1; l < w->n_lanes; l++)
+            memset(w->lane[l].grad, 0, ps->p->n_params * sizeof *w->lane[l].grad);
+    w->n_lanes = saved;
+    return rc;
 }
 
 static pv_err_t s_prepare(const pv_policy_t *p, pv_lm_work_t *w, const pv_policy_item_t *items,
-                          size_t n, pv_errmsg_t *em)
+                          size_t n, bool backward, size_t *n_chunks, pv_errmsg_t *em)
 {
     pv_lm_t *lm = p->impl;
     w->single_ready = false;
+    *n_chunks = 0;
+    if (!w->n_lanes) {
+        uint32_t t = p->spec.train_threads;
+        w->n_lanes = t < 1 ? 1 : t > PV_LM_MAX_LANES ? PV_LM_MAX_LANES : t;
+    }
     pv_err_t rc = s_sequences(lm, w, items, n, em);
     if (rc == PV_OK)
         rc = s_allow(p, w, items, n, em);
+    for (size_t l = 0; rc == PV_OK && w->n_seqs && l < w->n_lanes; l++)
+        rc = s_room(p, &w->lane[l], backward && l > 0, w->seqs[w->order[0]].len, em);
     if (rc == PV_OK && w->n_seqs)
-        rc = s_room(lm, w, w->seqs[w->order[0]].len, em);
+        rc = s_chunks(w, n_chunks);
     return rc;
 }
 
 pv_err_t pv_lm_forward_items(const pv_policy_t *p, const pv_policy_item_t *items, size_t n,
                              void *work, float *logp, float *ent, pv_errmsg_t *em)
 {
-    const pv_lm_t *lm = p->impl;
     pv_lm_work_t *w = work;
-    pv_err_t rc = s_prepare(p, w, items, n, em);
-    for (size_t k0 = 0, k1, T; rc == PV_OK && k0 < w->n_seqs; k0 = k1) {
-        k1 = s_chunk(w, k0, &T);
-        s_fill(lm, w, items, n, k0, k1, T);
-        rc = s_run(p, w, k1 - k0, T, em);
-        for (size_t i = 0; rc == PV_OK && i < n; i++) {
-            size_t b = s_row(w, i, k0, k1);
-            if (b == SIZE_MAX)
-                continue;
-            for (size_t k = 0; k < items[i].n_tokens; k++) {
-                size_t at = b * T + w->at[i].pos + k - 1;
-                logp[w->at[i].out + k] = w->blp[at];
-                if (ent)
-                    ent[w->at[i].out + k] = w->bent[at];
-            }
-        }
-    }
-    return rc;
+    s_pass_t ps = {.p = p, .w = w, .items = items, .n = n, .logp = logp, .ent = ent};
+    pv_err_t rc = s_prepare(p, w, items, n, false, &ps.n_chunks, em);
+    return rc == PV_OK ? s_pass(&ps, em) : rc;
 }
 
 pv_err_t pv_lm_backward_items(const pv_policy_t *p, const pv_policy_item_t *items, size_t n,
                               void *work, const float *dlogp, const float *dent, float *grad,
                               float *logp_out, pv_errmsg_t *em)
 {
-    const pv_lm_t *lm = p->impl;
     pv_lm_work_t *w = work;
-    pv_err_t rc = s_prepare(p, w, items, n, em);
-    for (size_t k0 = 0, k1, T; rc == PV_OK && k0 < w->n_seqs; k0 = k1) {
-        k1 = s_chunk(w, k0, &T);
-        size_t N = (k1 - k0) * T;
-        memset(w->bdlp, 0, N * sizeof *w->bdlp);
-        memset(w->bdent, 0, N * sizeof *w->bdent);
-        bool any = false;
-        for (size_t i = 0; i < n; i++) {
-            size_t b = s_row(w, i, k0, k1);
-            if (b == SIZE_MAX)
-                continue;
-            for (size_t k = 0; k < items[i].n_tokens; k++) {
-                size_t at = b * T + w->at[i].pos + k - 1, o = w->at[i].out + k;
-                w->bdlp[at] = dlogp[o];
-                w->bdent[at] = dent ? dent[o] : 0.0f;
-                any = any || dlogp[o] != 0.0f || (dent && dent[o] != 0.0f);
-            }
-        }
-        if (!any)
-            continue;
-        s_fill(lm, w, items, n, k0, k1, T);
-        rc = s_run(p, w, k1 - k0, T, em);
-        for (size_t i = 0; rc == PV_OK && logp_out && i < n; i++) {
-            size_t b = s_row(w, i, k0, k1);
-            for (size_t k = 0; b != SIZE_MAX && k < items[i].n_tokens; k++)
-                logp_out[w->at[i].out + k] = w->blp[b * T + w->at[i].pos + k - 1];
-        }
-        if (rc == PV_OK)
-            rc = pv_tf_backward(lm->model, w->tw, w->bdlp, dent ? w->bdent : NULL, grad);
-    }
-    return rc;
+    s_pass_t ps = {.p = p,
+                   .w = w,
+                   .items = items,
+                   .n = n,
+                   .backward = true,
+                   .dlogp = dlogp,
+                   .dent = dent,
+                   .grad = grad,
+                   .logp_out = logp_out};
+    pv_err_t rc = s_prepare(p, w, items, n, true, &ps.n_chunks, em);
+    return rc == PV_OK ? s_pass(&ps, em) : rc;
 }
 
 pv_err_t pv_lm_forward_one(const pv_policy_t *p, const pv_policy_ctx_t *ctx,
@@ -347,7 +462,7 @@ pv_err_t pv_lm_forward_one(const pv_policy_t *p, const pv_policy_ctx_t *ctx,
     pv_policy_item_t it = {
         .ctx = *ctx, .cands = cands, .n_cands = n, .tokens = tokens, .n_tokens = n_tokens};
     pv_err_t rc = pv_lm_forward_items(p, &it, 1, work, logp, ent, NULL);
-    w->single_ready = rc == PV_OK;
+    w->single_ready = rc == PV_OK; /* one sequence: one chunk, in lane 0 */
     w->single_n = n_tokens;
     return rc;
 }
@@ -357,14 +472,15 @@ pv_err_t pv_lm_backward_one(const pv_policy_t *p, void *work, const float *dlogp
 {
     const pv_lm_t *lm = p->impl;
     pv_lm_work_t *w = work;
+    pv_lm_lane_t *ln = &w->lane[0];
     if (!w->single_ready)
         return PV_ERR_STATE;
     size_t T = w->seqs[0].len;
-    memset(w->bdlp, 0, T * sizeof *w->bdlp);
-    memset(w->bdent, 0, T * sizeof *w->bdent);
+    memset(ln->bdlp, 0, T * sizeof *ln->bdlp);
+    memset(ln->bdent, 0, T * sizeof *ln->bdent);
     for (size_t k = 0; k < w->single_n; k++) {
-        w->bdlp[w->at[0].pos + k - 1] = dlogp[k];
-        w->bdent[w->at[0].pos + k - 1] = dent ? dent[k] : 0.0f;
+        ln->bdlp[w->at[0].pos + k - 1] = dlogp[k];
+        ln->bdent[w->at[0].pos + k - 1] = dent ? dent[k] : 0.0f;
     }
-    return pv_tf_backward(lm->model, w->tw, w->bdlp, dent ? w->bdent : NULL, grad);
+    return pv_tf_backward(lm->model, ln->tw, ln->bdlp, dent ? ln->bdent : NULL, grad);
 }

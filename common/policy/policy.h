@@ -84,7 +84,9 @@ typedef struct pv_policy_spec {
     uint32_t max_context;      /* tokens of a context plus its action (1024, at most the
                                   model's max_position_embeddings) */
     bool prompt_admissible;    /* list the admissible actions after each observation */
+    bool prompt_task_each_turn; /* restate the task at the end of every later user turn */
     int blas_threads;          /* OpenBLAS threads of the process (0 = 1) */
+    uint32_t train_threads;    /* training forward/backward lanes (lm_train.c; 0 = 1) */
     uint32_t layers, hidden, heads, kv_heads, head_dim, intermediate; /* sizes without path
                                     (0 = pv_tf_config_default's) */
 } pv_policy_spec_t;

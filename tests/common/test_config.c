@@ -365,6 +365,24 @@ static void test_ignored(void **state)
     assert_int_equal(pv_config_set(&c, "policy.path", "/models/qwen", NULL), PV_OK);
     assert_int_equal(pv_config_ignored(&c, buf, sizeof buf), 2);
     assert_non_null(strstr(buf, "policy.layers=2 has no effect with policy.path set"));
+    /* ALFWorld's expert and the restated task line are settings of some environments only */
+    pv_config_t e;
+    pv_config_defaults(&e);
+    assert_int_equal(pv_config_set(&e, "env.expert", "search", NULL), PV_OK);
+    assert_int_equal(pv_config_ignored(&e, buf, sizeof buf), 0);
+    assert_int_equal(pv_config_set(&e, "env.name", "webshop", NULL), PV_OK);
+    assert_int_equal(pv_config_ignored(&e, buf, sizeof buf), 1);
+    assert_non_null(strstr(buf, "env.expert=search has no effect outside alfworld"));
+    assert_int_equal(pv_config_set(&e, "env.name", "searchqa", NULL), PV_OK);
+    assert_int_equal(pv_config_set(&e, "policy.kind", "transformer", NULL), PV_OK);
+    assert_int_equal(pv_config_set(&e, "policy.prompt_task_each_turn", "true", NULL), PV_OK);
+    assert_int_equal(pv_config_ignored(&e, buf, sizeof buf), 2);
+    assert_non_null(strstr(buf, "policy.prompt_task_each_turn=true has no effect with "
+                                "env.name=searchqa"));
+    assert_int_equal(pv_config_set(&e, "policy.kind", "bow_mlp", NULL), PV_OK);
+    assert_int_equal(pv_config_ignored(&e, buf, sizeof buf), 2); /* a transformer setting */
+    assert_non_null(
+        strstr(buf, "prompt_task_each_turn=true has no effect with policy.kind=bow_mlp"));
     /* a buffer too small for a line holds whole lines only */
     assert_int_equal(pv_config_ignored(&c, buf, 20), 0);
     assert_string_equal(buf, "");

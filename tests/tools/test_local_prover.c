@@ -6,7 +6,7 @@
  *     cost - for the contrast and the random judge, and for the llm judge falling back on a
  *     hung stand-in endpoint (credited to "contrast-fallback" on both paths);
  *   - a run is deterministic: two pipelines from the same weights and config play, credit
- *     and update identically;
+ *     and update identically, whether they play one group at a time or three at once;
  *   - behaviour cloning on the expert improves held-out success, and ProVer iterations
  *     verify segments (costs counted apart) and update the policy.
  * Set PV_ROLES_LOG_DIR to keep the role processes' logs. */
@@ -263,11 +263,15 @@ static void test_llm_fallback_roles_equal_local(void **state)
     fs_stop(&srv);
 }
 
-/* Two pipelines from the same weights and configuration run the same iterations. */
+/* Two pipelines from the same weights and configuration run the same iterations, the second
+ * playing 3 groups at once (pv_local_set_threads): the groups, their credit and the updates
+ * do not depend on the threads. */
 static void test_deterministic(void **state)
 {
     s_fix_t *f = *state;
-    const char *const more[] = {"learner.batch_groups=3", "actor.group_size=6", NULL};
+    /* measure_precision: the oracle's labels restore states into each thread's environment */
+    const char *const more[] = {"learner.batch_groups=3", "actor.group_size=6",
+                                "prover.measure_precision=true", NULL};
     pv_config_t cfg = s_cfg(f, s_prover_args, more);
     size_t n = pv_policy_n_params(f->w.policy);
     float *p0 = malloc(n * sizeof *p0), *p1 = malloc(n * sizeof *p1);
@@ -283,6 +287,7 @@ static void test_deterministic(void **state)
         pv_policy_set_version(f->w.policy, 1);
         pv_local_t *L = NULL;
         assert_int_equal(pv_local_new(&cfg, f->w.model, f->w.env, &f->t, &L, NULL), PV_OK);
+        assert_int_equal(pv_local_set_threads(L, run ? 3 : 1, NULL), PV_OK);
         for (int it = 0; it < 2; it++)
             assert_int_equal(pv_local_iteration(L, &st[run][it], NULL), PV_OK);
         pv_local_destroy(&L);
@@ -296,8 +301,11 @@ static void test_deterministic(void **state)
         assert_int_equal(st[0][it].rollout.env_steps, st[1][it].rollout.env_steps);
         assert_int_equal(st[0][it].verify.env_steps, st[1][it].verify.env_steps);
         assert_int_equal(st[0][it].n_credited, st[1][it].n_credited);
+        assert_int_equal(st[0][it].precision_samples, st[1][it].precision_samples);
+        assert_int_equal(st[0][it].precision_hits, st[1][it].precision_hits);
         assert_int_equal(st[0][it].groups, 3);
     }
+    assert_true(st[0][0].precision_samples + st[0][1].precision_samples > 0);
     memcpy(pv_policy_params(f->w.policy), p0, n * sizeof *p0);
     free(p0);
     free(p1);

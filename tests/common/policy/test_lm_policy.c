@@ -48,10 +48,14 @@ static void test_prompt(void **state)
     for (size_t t = 0; t < 9; t++)
         assert_int_equal(pv_lmp_window_start(&lmp, t), want[t]);
     pv_lmp_ids_t a = {0}, b = {0}, act = {0};
-    for (size_t t = 0; t + 1 <= 5; t++) {
+    pv_lmp_t each = lmp; /* the task restated in every later turn: still a growing prompt */
+    each.task_each_turn = true;
+    for (size_t i = 0; i < 10; i++) {
+        size_t t = i % 5;
+        const pv_lmp_t *L = i < 5 ? &lmp : &each;
         pv_policy_ctx_t c0 = lm_fixture_ctx(t), c1 = lm_fixture_ctx(t + 1);
-        assert_int_equal(pv_lmp_context(&lmp, tok, &c0, NULL, 0, &a, NULL), PV_OK);
-        assert_int_equal(pv_lmp_context(&lmp, tok, &c1, NULL, 0, &b, NULL), PV_OK);
+        assert_int_equal(pv_lmp_context(L, tok, &c0, NULL, 0, &a, NULL), PV_OK);
+        assert_int_equal(pv_lmp_context(L, tok, &c1, NULL, 0, &b, NULL), PV_OK);
         act.n = 0;
         assert_int_equal(pv_lmp_encode(tok, lm_fixture_hist[2 * t + 1],
                                        strlen(lm_fixture_hist[2 * t + 1]), &act),
@@ -64,6 +68,20 @@ static void test_prompt(void **state)
         assert_true(prefix == !restart);
         assert_int_equal(a.ids[a.n - 1] != lmp.im_end, true); /* ends with "assistant\n" */
     }
+    char text[4096];
+    size_t tl = 0;
+    pv_policy_ctx_t c3 = lm_fixture_ctx(3);
+    assert_int_equal(pv_lmp_context(&each, tok, &c3, NULL, 0, &b, NULL), PV_OK);
+    assert_int_equal(pv_tokenizer_decode(tok, b.ids, b.n, false, text, sizeof text, &tl, NULL),
+                     PV_OK);
+    assert_non_null(strstr(text, "you see nothing.\nYour task is to: " LM_FIXTURE_TASK
+                                 "<|im_end|>\n<|im_start|>assistant\n"));
+    assert_non_null(strstr(text, "a mug 2.\nYour task is to: " LM_FIXTURE_TASK "<|im_end|>"));
+    size_t times = 0; /* o_0 holds it as the game writes it, then once per later turn */
+    for (const char *q = strstr(text, "Your task is to: "); q;
+         q = strstr(q + 1, "Your task is to: "))
+        times++;
+    assert_int_equal(times, 4);
     /* the budget: a context that does not fit starts again at its own step, then is cut */
     pv_policy_ctx_t c5 = lm_fixture_ctx(5);
     assert_int_equal(pv_lmp_context(&lmp, tok, &c5, NULL, 0, &a, NULL), PV_OK);
@@ -83,8 +101,6 @@ static void test_prompt(void **state)
     adm.admissible = true;
     assert_int_equal(pv_lmp_context(&adm, tok, &c5, lm_fixture_cands, S_NC, &b, NULL), PV_OK);
     assert_true(b.n > full);
-    char text[4096];
-    size_t tl = 0;
     assert_int_equal(pv_tokenizer_decode(tok, b.ids, b.n, false, text, sizeof text, &tl, NULL),
                      PV_OK);
     assert_non_null(strstr(text, "admissible actions of the current situation are: [go to fridge "
@@ -298,6 +314,68 @@ static void test_backward_items(void **state)
     free(g2);
 }
 
+/* policy.train_threads: the chunks shared among 3 lanes give the log-probs of one lane
+ * exactly and its gradient up to the order of float additions. */
+static void test_train_lanes(void **state)
+{
+    s_fix_t *f = *state;
+    enum { NI = 24 };
+    static char tasks[NI][64];
+    pv_policy_item_t items[NI];
+    uint32_t toks[NI][16];
+    float dlp[NI * 16];
+    size_t at = 0;
+    for (size_t i = 0; i < NI; i++) { /* distinct tasks: a sequence each, several chunks */
+        snprintf(tasks[i], sizeof tasks[i], "put a clean potato in fridge %zu.", i);
+        size_t t = i % 5, n = 0;
+        assert_int_equal(pv_policy_action_tokens(f->p, lm_fixture_hist[2 * t + 1], NULL, 0, f->w,
+                                                 toks[i], 16, &n),
+                         PV_OK);
+        items[i] = (pv_policy_item_t){
+            .ctx = {tasks[i], lm_fixture_hist, 2 * t + 1}, .tokens = toks[i], .n_tokens = n};
+        for (size_t k = 0; k < n; k++, at++)
+            dlp[at] = (float)(0.05 * (double)((at % 7) + 1)) * (i % 4 == 3 ? 0.0f : 1.0f);
+    }
+    pv_policy_spec_t sp = *pv_policy_spec(f->p);
+    sp.train_threads = 3;
+    pv_policy_t *p3 = NULL;
+    pv_policy_work_t *w3 = NULL;
+    pv_errmsg_t em = {{0}};
+    assert_int_equal(pv_policy_new(&sp, &p3, &em), PV_OK);
+    assert_int_equal(pv_policy_work_new(p3, &w3), PV_OK);
+    size_t P = pv_policy_n_params(f->p);
+    memcpy(pv_policy_params(p3), pv_policy_params_const(f->p), P * sizeof(float));
+    float lp1[NI * 16], lp3[NI * 16], e1[NI * 16], e3[NI * 16], o1[NI * 16], o3[NI * 16];
+    assert_int_equal(pv_policy_forward_items(f->p, items, NI, f->w, lp1, e1, &em), PV_OK);
+    assert_int_equal(pv_policy_forward_items(p3, items, NI, w3, lp3, e3, &em), PV_OK);
+    assert_memory_equal(lp1, lp3, at * sizeof(float));
+    assert_memory_equal(e1, e3, at * sizeof(float));
+    float *g1 = calloc(P, sizeof *g1), *g3 = calloc(P, sizeof *g3);
+    assert_non_null(g1);
+    assert_non_null(g3);
+    for (int rep = 0; rep < 2; rep++) { /* the lanes' gradients are cleared after each call */
+        assert_int_equal(pv_policy_backward_items(f->p, items, NI, f->w, dlp, NULL, g1, o1, &em),
+                         PV_OK);
+        assert_int_equal(pv_policy_backward_items(p3, items, NI, w3, dlp, NULL, g3, o3, &em),
+                         PV_OK);
+        assert_memory_equal(o1, o3, at * sizeof(float));
+        assert_memory_equal(o1, lp1, at * sizeof(float)); /* zero-gradient items too */
+    }
+    double num = 0, den = 0;
+    for (size_t i = 0; i < P; i++) {
+        num += ((double)g1[i] - g3[i]) * ((double)g1[i] - g3[i]);
+        den += (double)g1[i] * g1[i];
+    }
+    print_message("1 lane vs 3 lanes over %d items: gradient relative difference %.2e\n", NI,
+                  sqrt(num / den));
+    assert_true(den > 0);
+    assert_true(sqrt(num / den) < 1e-6);
+    free(g1);
+    free(g3);
+    pv_policy_work_destroy(&w3);
+    pv_policy_destroy(&p3);
+}
+
 /* The KV cache carried across steps gives the tokens a fresh work gives (greedy). */
 static void test_cache_reuse(void **state)
 {
@@ -495,6 +573,7 @@ int main(void)
         cmocka_unit_test(test_generate_deterministic),
         cmocka_unit_test(test_logprobs_reproduced),
         cmocka_unit_test(test_backward_items),
+        cmocka_unit_test(test_train_lanes),
         cmocka_unit_test(test_cache_reuse),
         cmocka_unit_test(test_cache_after_update),
         cmocka_unit_test(test_rank),
