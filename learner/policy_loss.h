@@ -98,6 +98,12 @@ pv_err_t pv_policy_loss_f32(const pv_pg_opts_t *opts, size_t rows, size_t L,
 bool pv_pg_token_clipped_f64(const pv_pg_opts_t *opts, double old_log_prob, double log_prob,
                              double advantage);
 
+/* d(token loss)/d(log_prob) of one token: the per-token factor pv_policy_loss_f64 multiplies
+ * the aggregation's weight by (pl_tmpl.h's s_pg_token), for a caller that computes a token's
+ * gradient as soon as its log-prob is known (update.c's fused pass). */
+double pv_pg_token_dloss_f64(const pv_pg_opts_t *opts, double old_log_prob, double log_prob,
+                             double advantage);
+
 /* The whole actor loss of one mini-batch (verl dp_actor.update_policy):
  *   loss = pg_loss - entropy_coeff * agg(entropy) + kl_coef * agg(kl(log_prob, ref_log_prob))
  * with the same aggregation for all three. entropy may be NULL when entropy_coeff == 0,

@@ -99,22 +99,14 @@ static pv_err_t s_items(pv_trainer_t *t, const pv_traj_t *trajs, size_t r0, size
     return PV_OK;
 }
 
-/* Forward every step of rows [r0, r1): log_prob, entropy, ref log_prob into (rows, L)
- * matrices (row-major over the whole batch); the mismatch of the tokens acted with the
- * current version goes into t->mm_*. */
-static pv_err_t s_forward_rows(pv_trainer_t *t, const pv_traj_t *trajs, const pv_batch_t *b,
-                               size_t r0, size_t r1, double *lp, double *ent, double *ref_lp,
-                               pv_errmsg_t *em)
+/* The token log-probs, entropies and reference log-probs of rows [r0, r1) (t->tok, in item
+ * order) into (rows, L) matrices (row-major over the whole batch); the mismatch of the tokens
+ * acted with the current version goes into t->mm_*. */
+static void s_take_rows(pv_trainer_t *t, const pv_traj_t *trajs, const pv_batch_t *b, size_t r0,
+                        size_t r1, double *lp, double *ent, double *ref_lp)
 {
-    size_t ni, nt, L = b->L;
-    pv_err_t rc = s_items(t, trajs, r0, r1, &ni, &nt, em);
-    float *l = t->tok, *e = l + t->cap_tok, *rl = e + t->cap_tok;
-    if (rc == PV_OK)
-        rc = pv_policy_forward_items(t->policy, t->items, ni, t->work, l, e, em);
-    if (rc == PV_OK && ref_lp)
-        rc = pv_policy_forward_items(t->ref, t->items, ni, t->work, rl, NULL, em);
-    if (rc != PV_OK)
-        return s_wrap(em, rc, "forward", r0, r1);
+    size_t L = b->L;
+    const float *l = t->tok, *e = l + t->cap_tok, *rl = e + t->cap_tok;
     uint64_t version = pv_policy_version(t->policy);
     size_t at = 0;
     for (size_t i = r0; i < r1; i++)
@@ -134,6 +126,24 @@ static pv_err_t s_forward_rows(pv_trainer_t *t, const pv_traj_t *trajs, const pv
                 }
             }
         }
+}
+
+/* Forward every step of rows [r0, r1) (the reference policy's only, for KL, when ref_only)
+ * into t->tok, then s_take_rows. */
+static pv_err_t s_forward_rows(pv_trainer_t *t, const pv_traj_t *trajs, const pv_batch_t *b,
+                               size_t r0, size_t r1, double *lp, double *ent, double *ref_lp,
+                               pv_errmsg_t *em)
+{
+    size_t ni, nt;
+    pv_err_t rc = s_items(t, trajs, r0, r1, &ni, &nt, em);
+    float *l = t->tok, *e = l + t->cap_tok, *rl = e + t->cap_tok;
+    if (rc == PV_OK)
+        rc = pv_policy_forward_items(t->policy, t->items, ni, t->work, l, e, em);
+    if (rc == PV_OK && ref_lp)
+        rc = pv_policy_forward_items(t->ref, t->items, ni, t->work, rl, NULL, em);
+    if (rc != PV_OK)
+        return s_wrap(em, rc, "forward", r0, r1);
+    s_take_rows(t, trajs, b, r0, r1, lp, ent, ref_lp);
     return PV_OK;
 }
 
@@ -213,6 +223,76 @@ static void s_count_lag(pv_trainer_t *t, const pv_traj_t *trajs, const pv_batch_
         }
 }
 
+/* The fused pass's per-token gradient (pv_policy_token_grad_fn): the two-pass loss's
+ * dlp = w * dloss/dlp (+ kl_coef * w * dkl/dlp) and dent = -entropy_coeff * w, evaluated in
+ * the same order, so the floats match bit for bit. */
+typedef struct s_fused {
+    const pv_actor_loss_opts_t *loss;
+    const double *old, *adv, *w, *ref; /* (rows, L) over the whole batch */
+    const size_t *cell;                /* token (item order) -> cell */
+} s_fused_t;
+
+static void s_token_grad(void *user, size_t o, float lp, float ent, float *dlp, float *dent)
+{
+    const s_fused_t *f = user;
+    size_t k = f->cell[o];
+    double l = (double)lp;
+    double g = f->w[k] * pv_pg_token_dloss_f64(&f->loss->pg, f->old[k], l, f->adv[k]);
+    if (f->loss->use_kl) {
+        double kl, dkl;
+        pv_kl_f64(f->loss->kl, 1, &l, &f->ref[k], &kl, &dkl);
+        g += f->loss->kl_coef * f->w[k] * dkl;
+    }
+    *dlp = (float)g;
+    *dent = f->loss->entropy_coeff != 0 ? (float)(-f->loss->entropy_coeff * f->w[k]) : 0.0f;
+    (void)ent;
+}
+
+/* Rows [r0, r1) through the fused pass: the reference forward first (KL), the aggregation's
+ * weights from the mask, then pv_policy_train_items; lp, ent (and ref) receive the
+ * matrices the two-pass form fills. PV_ERR_UNSUPPORTED: the policy has no fused pass. */
+static pv_err_t s_fused_rows(pv_trainer_t *t, const pv_traj_t *trajs, const pv_batch_t *b,
+                             size_t r0, size_t r1, const pv_actor_loss_opts_t *loss, double *lp,
+                             double *ent, double *ref, double *w, pv_errmsg_t *em)
+{
+    size_t ni, nt, L = b->L, off = r0 * L;
+    pv_err_t rc = s_items(t, trajs, r0, r1, &ni, &nt, em);
+    if (rc != PV_OK)
+        return rc;
+    size_t *cell = malloc((nt ? nt : 1) * sizeof *cell);
+    if (!cell)
+        return pv_errf(em, PV_ERR_NOMEM, "update: no memory for %zu tokens", nt);
+    for (size_t i = r0, at = 0; i < r1; i++)
+        for (size_t c = 0; c < pv_batch_col(b, i, trajs[i].n_steps); c++)
+            cell[at++] = i * L + c;
+    float *l = t->tok, *e = l + t->cap_tok, *rl = e + t->cap_tok;
+    if (loss->use_kl &&
+        (rc = pv_policy_forward_items(t->ref, t->items, ni, t->work, rl, NULL, em)) != PV_OK) {
+        free(cell);
+        return s_wrap(em, rc, "reference forward", r0, r1);
+    }
+    if (loss->use_kl) /* the reference log-probs the token gradients read */
+        for (size_t at = 0; at < nt; at++)
+            ref[cell[at]] = rl[at];
+    pv_agg_loss_f64(&loss->pg.agg, r1 - r0, L, b->response_mask + off, b->response_mask + off,
+                    w + off);
+    s_fused_t f = {.loss = loss,
+                   .old = b->old_log_prob,
+                   .adv = b->advantages,
+                   .w = w,
+                   .ref = ref,
+                   .cell = cell};
+    rc = pv_policy_train_items(t->policy, t->items, ni, t->work, s_token_grad, &f, t->grad, l, e,
+                               em);
+    free(cell);
+    if (rc == PV_ERR_UNSUPPORTED)
+        return rc;
+    if (rc != PV_OK)
+        return s_wrap(em, rc, "training pass", r0, r1);
+    s_take_rows(t, trajs, b, r0, r1, lp, ent, loss->use_kl ? ref : NULL);
+    return PV_OK;
+}
+
 pv_err_t pv_update_loss_grad(pv_trainer_t *t, const pv_traj_t *trajs, const pv_batch_t *b,
                              size_t r0, size_t r1, const pv_actor_loss_opts_t *loss,
                              pv_actor_loss_out_t *out, pv_errmsg_t *em)
@@ -231,7 +311,22 @@ pv_err_t pv_update_loss_grad(pv_trainer_t *t, const pv_traj_t *trajs, const pv_b
     pv_errmsg_t local = {{0}};
     if (!em)
         em = &local;
-    pv_err_t rc = s_forward_rows(t, trajs, b, r0, r1, lp, ent, loss->use_kl ? ref : NULL, em);
+    pv_err_t rc = t->two_pass ? PV_ERR_UNSUPPORTED
+                              : s_fused_rows(t, trajs, b, r0, r1, loss, lp, ent, ref, dlp, em);
+    if (rc == PV_OK) { /* the gradient is in; the loss and its metrics from the log-probs */
+        rc = pv_actor_loss_f64(loss, r1 - r0, L, b->old_log_prob + off, lp + off,
+                               b->advantages + off, b->response_mask + off, ent + off, ref + off,
+                               out, NULL, NULL, em);
+        if (rc == PV_OK)
+            s_count_lag(t, trajs, b, r0, r1, &loss->pg, lp);
+        free(buf);
+        return rc;
+    }
+    if (rc != PV_ERR_UNSUPPORTED) {
+        free(buf);
+        return rc;
+    }
+    rc = s_forward_rows(t, trajs, b, r0, r1, lp, ent, loss->use_kl ? ref : NULL, em);
     if (rc == PV_OK)
         rc = pv_actor_loss_f64(loss, r1 - r0, L, b->old_log_prob + off, lp + off,
                                b->advantages + off, b->response_mask + off, ent + off, ref + off,

@@ -84,6 +84,8 @@ typedef struct pv_trainer {
     pv_lag_hist_t lag;  /* policy-lag histogram of the update in progress */
     bool bc_full_vocab; /* behaviour cloning (bc.h) under decode=constrain scores the expert's
                            tokens over the whole vocabulary, not the candidates' mask */
+    bool two_pass;      /* tests: the forward, the loss, then the backward (with its own
+                           forward) even when the policy has the fused pass */
 } pv_trainer_t;
 
 /* Set up a trainer around `policy` and `adam` (same n_params). Errors: PV_ERR_INVAL,
@@ -100,7 +102,12 @@ pv_err_t pv_trainer_freeze_reference(pv_trainer_t *t, pv_policy_t **out, pv_errm
 
 /* The actor loss of rows [r0, r1) of the batch under the current parameters (out) and its
  * gradient ADDED into t->grad: steps 1-3 above, without the optimiser step (a distributed
- * learner all-reduces t->grad before stepping). The rows' trained tokens are added to
+ * learner all-reduces t->grad before stepping). A policy with the fused pass
+ * (pv_policy_train_items: the language model) computes each token's gradient from its
+ * log-prob right after the forward (the aggregation's weights depend on the mask only, the
+ * PPO, KL and entropy terms on the token alone), then the backward: one forward fewer, the
+ * same gradient bit for bit; the loss and its metrics are computed from the log-probs
+ * afterwards. The rows' trained tokens are added to
  * t->lag (pv_update_ppo clears it first). Errors: the policy's and the loss's,
  * PV_ERR_INVAL (bad row range, KL without a reference policy). */
 pv_err_t pv_update_loss_grad(pv_trainer_t *t, const pv_traj_t *trajs, const pv_batch_t *b,

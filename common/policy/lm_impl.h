@@ -112,6 +112,9 @@ pv_err_t pv_lm_forward_items(const pv_policy_t *p, const pv_policy_item_t *items
 pv_err_t pv_lm_backward_items(const pv_policy_t *p, const pv_policy_item_t *items, size_t n,
                               void *work, const float *dlogp, const float *dent, float *grad,
                               float *logp_out, pv_errmsg_t *em);
+pv_err_t pv_lm_train_items(const pv_policy_t *p, const pv_policy_item_t *items, size_t n,
+                           void *work, pv_policy_token_grad_fn fn, void *user, float *grad,
+                           float *logp_out, float *ent_out, pv_errmsg_t *em);
 /* The one-step forms: the forward keeps its activations for pv_lm_backward_one. */
 pv_err_t pv_lm_forward_one(const pv_policy_t *p, const pv_policy_ctx_t *ctx,
                            const char *const *cands, size_t n, const uint32_t *tokens,
@@ -160,5 +163,9 @@ size_t pv_lm_walk_ended(const pv_lm_walk_t *wk);
 /* Build the context of ctx into w->ctx under the tokenizer's lock. */
 pv_err_t pv_lm_context(pv_lm_t *lm, const pv_policy_ctx_t *ctx, const char *const *cands,
                        size_t n_cands, pv_lmp_ids_t *out, pv_errmsg_t *em);
+/* The same within `budget` tokens instead of the prompt's (0 = the prompt's): a
+ * demonstration's action can be longer than max_new_tokens, the room acting leaves. */
+pv_err_t pv_lm_context_within(pv_lm_t *lm, const pv_policy_ctx_t *ctx, const char *const *cands,
+                              size_t n_cands, size_t budget, pv_lmp_ids_t *out, pv_errmsg_t *em);
 
 #endif

@@ -309,13 +309,22 @@ static pv_err_t s_work_new(const pv_policy_t *p, void **out)
     return PV_OK;
 }
 
+pv_err_t pv_lm_context_within(pv_lm_t *lm, const pv_policy_ctx_t *ctx, const char *const *cands,
+                              size_t n_cands, size_t budget, pv_lmp_ids_t *out, pv_errmsg_t *em)
+{
+    pv_lmp_t lmp = lm->lmp;
+    if (budget)
+        lmp.budget = budget;
+    pthread_mutex_lock(&lm->tok_mu);
+    pv_err_t rc = pv_lmp_context(&lmp, lm->tok, ctx, cands, n_cands, out, em);
+    pthread_mutex_unlock(&lm->tok_mu);
+    return rc;
+}
+
 pv_err_t pv_lm_context(pv_lm_t *lm, const pv_policy_ctx_t *ctx, const char *const *cands,
                        size_t n_cands, pv_lmp_ids_t *out, pv_errmsg_t *em)
 {
-    pthread_mutex_lock(&lm->tok_mu);
-    pv_err_t rc = pv_lmp_context(&lm->lmp, lm->tok, ctx, cands, n_cands, out, em);
-    pthread_mutex_unlock(&lm->tok_mu);
-    return rc;
+    return pv_lm_context_within(lm, ctx, cands, n_cands, 0, out, em);
 }
 
 static size_t s_lcp(const uint32_t *a, size_t na, const uint32_t *b, size_t nb)
@@ -694,15 +703,14 @@ static pv_err_t s_save_dir(const pv_policy_t *p, const char *dir, pv_errmsg_t *e
         return pv_errf(em, PV_ERR_IO, "%s: cannot write", path);
     const pv_policy_spec_t *sp = &p->spec;
     json_t *j = json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:b, s:b}", "format", "prover-policy",
-                          "env",
-                          pv_lmp_env_name(lm->lmp.env), "decode",
+                          "env", pv_lmp_env_name(lm->lmp.env), "decode",
                           sp->decode == PV_POLICY_DECODE_RANK        ? "rank"
                           : sp->decode == PV_POLICY_DECODE_CONSTRAIN ? "constrain"
                                                                      : "generate",
                           "prompt_window", (int)sp->prompt_window, "max_new_tokens",
                           (int)sp->max_new_tokens, "max_context", (int)sp->max_context,
-                          "prompt_admissible", (int)sp->prompt_admissible,
-                          "prompt_task_each_turn", (int)sp->prompt_task_each_turn);
+                          "prompt_admissible", (int)sp->prompt_admissible, "prompt_task_each_turn",
+                          (int)sp->prompt_task_each_turn);
     snprintf(path, sizeof path, "%s/prover_policy.json", dir);
     int bad = !j || json_dump_file(j, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0;
     json_decref(j);
@@ -729,6 +737,7 @@ const pv_policy_ops_t pv_policy_transformer_ops = {
     .backward = pv_lm_backward_one,
     .forward_items = pv_lm_forward_items,
     .backward_items = pv_lm_backward_items,
+    .train_items = pv_lm_train_items,
     .token_space = s_token_space,
     .action_tokens = s_tokens,
     .save_dir = s_save_dir,

@@ -14,6 +14,9 @@
  * the training work is sized for the longest sequence seen so far. The backward runs each
  * chunk's forward again before pv_tf_backward (chunks whose gradients are all zero are
  * skipped), so no activations are kept between calls.
+ * Fused pass (pv_lm_train_items, the learner's update): each chunk's forward, then every
+ * action token's gradient from its log-prob and entropy by the caller's function, then the
+ * backward: the update's separate forward is saved.
  * Lanes. With policy.train_threads = L > 1 the chunks are shared among L lanes (lane l takes
  * chunks l, l + L, ...; lane 0 in the caller's thread, the others on threads started for
  * the call), each with its own transformer work and, in the backward, its own gradient,
@@ -86,6 +89,11 @@ static pv_err_t s_sequences(pv_lm_t *lm, pv_lm_work_t *w, const pv_policy_item_t
                 return pv_errf(em, PV_ERR_RANGE, "item %zu: token %u >= the vocabulary's %u", i,
                                it->tokens[k], lm->V);
         pv_err_t rc = pv_lm_context(lm, &it->ctx, it->cands, it->n_cands, &w->ctx, em);
+        if (rc == PV_OK && w->ctx.n + it->n_tokens > lm->max_context &&
+            it->n_tokens < lm->max_context) /* an action longer than acting writes (a
+                                                demonstration's): a context that leaves it room */
+            rc = pv_lm_context_within(lm, &it->ctx, it->cands, it->n_cands,
+                                      lm->max_context - it->n_tokens, &w->ctx, em);
         if (rc != PV_OK)
             return rc;
         const pv_lmp_ids_t *c = &w->ctx;
@@ -295,9 +303,11 @@ typedef struct s_pass {
     const pv_policy_item_t *items;
     size_t n, n_chunks;
     bool backward;
-    float *logp, *ent;         /* forward */
-    const float *dlogp, *dent; /* backward */
-    float *grad, *logp_out;    /* backward */
+    float *logp, *ent;          /* forward (and the fused pass) */
+    const float *dlogp, *dent;  /* backward */
+    float *grad, *logp_out;     /* backward */
+    pv_policy_token_grad_fn fn; /* the fused pass: gradients from the forward's log-probs */
+    void *user;
 } s_pass_t;
 
 typedef struct s_lane_arg {
@@ -321,6 +331,28 @@ static void s_lane_run(const s_pass_t *ps, size_t lane)
         size_t k0 = w->chunk[3 * c], k1 = w->chunk[3 * c + 1], T = w->chunk[3 * c + 2];
         size_t N = (k1 - k0) * T;
         bool any = false;
+        if (ps->backward && ps->fn) { /* fused: the forward first, then fn for each token */
+            memset(ln->bdlp, 0, N * sizeof *ln->bdlp);
+            memset(ln->bdent, 0, N * sizeof *ln->bdent);
+            s_fill(lm, w, ln, items, ps->n, k0, k1, T);
+            if ((ln->rc = s_run(p, w, ln, k1 - k0, T, &ln->em)) != PV_OK)
+                break;
+            for (size_t i = 0; i < ps->n; i++) {
+                size_t b = s_row(w, i, k0, k1);
+                for (size_t k = 0; b != SIZE_MAX && k < items[i].n_tokens; k++) {
+                    size_t at = b * T + w->at[i].pos + k - 1, o = w->at[i].out + k;
+                    ps->fn(ps->user, o, ln->blp[at], ln->bent[at], &ln->bdlp[at], &ln->bdent[at]);
+                    any = any || ln->bdlp[at] != 0.0f || ln->bdent[at] != 0.0f;
+                    if (ps->logp)
+                        ps->logp[o] = ln->blp[at];
+                    if (ps->ent)
+                        ps->ent[o] = ln->bent[at];
+                }
+            }
+            if (any)
+                ln->rc = pv_tf_backward(lm->model, ln->tw, ln->bdlp, ln->bdent, grad);
+            continue;
+        }
         if (ps->backward) {
             memset(ln->bdlp, 0, N * sizeof *ln->bdlp);
             memset(ln->bdent, 0, N * sizeof *ln->bdent);
@@ -448,6 +480,25 @@ pv_err_t pv_lm_backward_items(const pv_policy_t *p, const pv_policy_item_t *item
                    .dent = dent,
                    .grad = grad,
                    .logp_out = logp_out};
+    pv_err_t rc = s_prepare(p, w, items, n, true, &ps.n_chunks, em);
+    return rc == PV_OK ? s_pass(&ps, em) : rc;
+}
+
+pv_err_t pv_lm_train_items(const pv_policy_t *p, const pv_policy_item_t *items, size_t n,
+                           void *work, pv_policy_token_grad_fn fn, void *user, float *grad,
+                           float *logp_out, float *ent_out, pv_errmsg_t *em)
+{
+    pv_lm_work_t *w = work;
+    s_pass_t ps = {.p = p,
+                   .w = w,
+                   .items = items,
+                   .n = n,
+                   .backward = true,
+                   .grad = grad,
+                   .logp = logp_out,
+                   .ent = ent_out,
+                   .fn = fn,
+                   .user = user};
     pv_err_t rc = s_prepare(p, w, items, n, true, &ps.n_chunks, em);
     return rc == PV_OK ? s_pass(&ps, em) : rc;
 }

@@ -282,6 +282,24 @@ pv_err_t pv_policy_forward_items(const pv_policy_t *p, const pv_policy_item_t *i
     return PV_OK;
 }
 
+pv_err_t pv_policy_train_items(const pv_policy_t *p, const pv_policy_item_t *items, size_t n,
+                               pv_policy_work_t *work, pv_policy_token_grad_fn fn, void *user,
+                               float *grad, float *logp_out, float *ent_out, pv_errmsg_t *em)
+{
+    if (!p->ops->train_items)
+        return PV_ERR_UNSUPPORTED;
+    if (!work || work->ops != p->ops || !grad || !fn || (n && !items))
+        return pv_errf(em, PV_ERR_INVAL, "policy training pass: bad arguments");
+    for (size_t i = 0; i < n; i++) {
+        pv_err_t rc = s_check_c(p, &items[i].ctx, items[i].cands, items[i].n_cands, work);
+        if (rc == PV_OK && (!items[i].tokens || !items[i].n_tokens))
+            rc = PV_ERR_INVAL;
+        if (rc != PV_OK)
+            return pv_errf(em, rc, "policy training pass: item %zu: %s", i, pv_strerror(rc));
+    }
+    return p->ops->train_items(p, items, n, work->impl, fn, user, grad, logp_out, ent_out, em);
+}
+
 pv_err_t pv_policy_backward_items(const pv_policy_t *p, const pv_policy_item_t *items, size_t n,
                                   pv_policy_work_t *work, const float *dlogp, const float *dent,
                                   float *grad, float *logp_out, pv_errmsg_t *em)

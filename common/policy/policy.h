@@ -230,6 +230,24 @@ pv_err_t pv_policy_backward_items(const pv_policy_t *p, const pv_policy_item_t *
                                   pv_policy_work_t *work, const float *dlogp, const float *dent,
                                   float *grad, float *logp_out, pv_errmsg_t *em);
 
+/* The gradient of a loss at one token of a fused pass: given the log-prob lp and entropy ent
+ * just computed for token o (o indexes the tokens concatenated as pv_policy_forward_items
+ * writes them), write dL/dlogp into *dlp and dL/dentropy into *dent. Called from the
+ * policy's training threads (policy.train_threads), for each token once: it must only read
+ * shared state and write what belongs to token o. */
+typedef void (*pv_policy_token_grad_fn)(void *user, size_t o, float lp, float ent, float *dlp,
+                                        float *dent);
+
+/* Fused training pass: one forward per chunk of items, each action token's gradient from
+ * fn(user, ...) as soon as its log-prob is known, then the backward (dL/dθ ADDED into grad).
+ * The same numbers as pv_policy_forward_items, then pv_policy_backward_items with the
+ * gradients fn gives, with one forward fewer; logp_out and ent_out (either may be NULL)
+ * receive every token's log-prob and entropy. Errors: PV_ERR_UNSUPPORTED (a kind without
+ * it: use the two calls), those of pv_policy_forward_items. */
+pv_err_t pv_policy_train_items(const pv_policy_t *p, const pv_policy_item_t *items, size_t n,
+                               pv_policy_work_t *work, pv_policy_token_grad_fn fn, void *user,
+                               float *grad, float *logp_out, float *ent_out, pv_errmsg_t *em);
+
 /* 0 when a token is a candidate index (bow_mlp), else the vocabulary size V of a language
  * model (tokens are ids below V). */
 uint32_t pv_policy_token_space(const pv_policy_t *p);

@@ -11,7 +11,7 @@
  *   transformer, whose buffer and Hugging Face tensor names belong to its pv_tf_t); `free`
  *   releases what build made.
  * Ops left NULL get policy.c's generic behaviour: forward_items / backward_items run
- * forward (and backward) item by item, action_tokens looks the action up among the
+ * forward (and backward) item by item, train_items is unsupported (callers use the two), action_tokens looks the action up among the
  * candidates, token_space is 0, save_dir is unsupported.
  */
 #ifndef PV_POLICY_IMPL_H
@@ -74,6 +74,9 @@ struct pv_policy_ops {
     pv_err_t (*backward_items)(const pv_policy_t *p, const pv_policy_item_t *items, size_t n,
                                void *work, const float *dlogp, const float *dent, float *grad,
                                float *logp_out, pv_errmsg_t *em);
+    pv_err_t (*train_items)(const pv_policy_t *p, const pv_policy_item_t *items, size_t n,
+                            void *work, pv_policy_token_grad_fn fn, void *user, float *grad,
+                            float *logp_out, float *ent_out, pv_errmsg_t *em);
     uint32_t (*token_space)(const pv_policy_t *p);
     pv_err_t (*action_tokens)(const pv_policy_t *p, const char *action, void *work,
                               uint32_t *tokens, size_t cap, size_t *n);

@@ -269,13 +269,86 @@ static void test_ppo_tokens(void **state)
     s_lm_free(&s);
 }
 
+/* The fused pass (one forward, each token's gradient from its log-prob, the backward) gives
+ * the two-pass update's gradient and loss bit for bit: token-mean, seq-mean-token-mean with
+ * an entropy bonus, and a k3 KL to a reference; on rows [1, 3) of four as well. */
+static void test_fused_update(void **state)
+{
+    (void)state;
+    s_lm_t a, b;
+    s_lm_new(&a, 1e-3);
+    s_lm_new(&b, 1e-3);
+    b.t.two_pass = true;
+    pv_policy_set_version(a.p, 1);
+    pv_policy_set_version(b.p, 1);
+    pv_policy_t *ra = NULL, *rb = NULL;
+    pv_errmsg_t em = {{0}};
+    assert_int_equal(pv_trainer_freeze_reference(&a.t, &ra, &em), PV_OK);
+    assert_int_equal(pv_trainer_freeze_reference(&b.t, &rb, &em), PV_OK);
+    /* the reference differs from the policy: one Adam step away on both */
+    pv_rng_t rng;
+    pv_rng_seed(&rng, 3, 4);
+    pv_rollout_opts_t ro = {.max_steps = 4};
+    pv_traj_t tr[4];
+    for (int i = 0; i < 4; i++) {
+        pv_task_t task = {PV_SPLIT_TRAIN, (uint64_t)(i / 2), 5};
+        pv_cost_t cost = {0};
+        assert_int_equal(pv_rollout_episode(a.model, a.env, &task, a.p, a.t.work, &rng, &ro, 0,
+                                            a.arena, &tr[i], &cost, &em),
+                         PV_OK);
+        tr[i].group = i / 2;
+        tr[i].reward = (double)(i % 2 == 0);
+    }
+    pv_batch_t bt;
+    assert_int_equal(pv_batch_build(tr, 4, &bt, NULL), PV_OK);
+    pv_adv_cfg_t cfg = pv_adv_cfg_plain(PV_ADV_GRPO);
+    assert_int_equal(pv_batch_advantages(&bt, tr, 4, &cfg, NULL, 0, NULL, NULL), PV_OK);
+    size_t n = pv_policy_n_params(a.p);
+    for (int c = 0; c < 4; c++) {
+        pv_actor_loss_opts_t lo = {.pg = pv_pg_opts_default()};
+        size_t r0 = 0, r1 = 4;
+        if (c == 1) {
+            lo.pg.agg.mode = PV_AGG_SEQ_MEAN_TOKEN_MEAN;
+            lo.entropy_coeff = 0.01;
+        } else if (c == 2) {
+            lo.use_kl = true;
+            lo.kl_coef = 0.1;
+            assert_int_equal(pv_kl_parse("k3", &lo.kl, &em), PV_OK);
+        } else if (c == 3) {
+            r0 = 1, r1 = 3;
+        }
+        pv_actor_loss_out_t oa, ob;
+        memset(a.t.grad, 0, n * sizeof(float));
+        memset(b.t.grad, 0, n * sizeof(float));
+        assert_int_equal(pv_update_loss_grad(&a.t, tr, &bt, r0, r1, &lo, &oa, &em), PV_OK);
+        assert_int_equal(pv_update_loss_grad(&b.t, tr, &bt, r0, r1, &lo, &ob, &em), PV_OK);
+        double gn = 0;
+        for (size_t i = 0; i < n; i++)
+            gn += (double)a.t.grad[i] * a.t.grad[i];
+        print_message("fused vs two-pass, case %d: loss %.6f, |grad| %.4f\n", c, oa.loss, sqrt(gn));
+        assert_true(gn > 0);
+        assert_memory_equal(a.t.grad, b.t.grad, n * sizeof(float));
+        assert_true(oa.loss == ob.loss && oa.pg_loss == ob.pg_loss && oa.kl == ob.kl &&
+                    oa.entropy == ob.entropy && oa.pg.pg_clipfrac == ob.pg.pg_clipfrac);
+        if (c == 0) { /* a step away from the reference, for the KL case */
+            pv_adam_step(a.adam, pv_policy_params(a.p), a.t.grad, NULL);
+            pv_adam_step(b.adam, pv_policy_params(b.p), b.t.grad, NULL);
+        }
+    }
+    assert_true(a.t.mm_n > 0 && a.t.mm_n == b.t.mm_n && a.t.mm_max == b.t.mm_max);
+    pv_batch_free(&bt);
+    s_lm_free(&a);
+    s_lm_free(&b);
+    pv_policy_destroy(&ra);
+    pv_policy_destroy(&rb);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_batch_tokens),
-        cmocka_unit_test(test_bc_tokens),
-        cmocka_unit_test(test_bc_temperature),
-        cmocka_unit_test(test_ppo_tokens),
+        cmocka_unit_test(test_batch_tokens),   cmocka_unit_test(test_bc_tokens),
+        cmocka_unit_test(test_bc_temperature), cmocka_unit_test(test_ppo_tokens),
+        cmocka_unit_test(test_fused_update),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

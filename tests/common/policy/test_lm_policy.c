@@ -376,6 +376,45 @@ static void test_train_lanes(void **state)
     pv_policy_destroy(&p3);
 }
 
+/* A demonstration's action longer than acting writes (max_new_tokens) still fits: its
+ * context is built within the room the action leaves; one longer than the whole context is
+ * refused with a message. */
+static void test_long_action_context(void **state)
+{
+    s_fix_t *f = *state;
+    pv_policy_spec_t sp = *pv_policy_spec(f->p);
+    sp.max_context = 200;
+    pv_policy_t *p = NULL;
+    pv_policy_work_t *w = NULL;
+    pv_errmsg_t em = {{0}};
+    assert_int_equal(pv_policy_new(&sp, &p, &em), PV_OK);
+    assert_int_equal(pv_policy_work_new(p, &w), PV_OK);
+    static const char act[] = "take potato 1 from countertop 1 and then take mug 2 from "
+                              "countertop 1 and then go to sinkbasin 1 and clean potato 1";
+    uint32_t toks[256];
+    size_t nt = 0;
+    assert_int_equal(pv_policy_action_tokens(p, act, NULL, 0, w, toks, 256, &nt), PV_OK);
+    assert_true(nt > sp.max_new_tokens);
+    pv_policy_item_t it = {.ctx = lm_fixture_ctx(4), .tokens = toks, .n_tokens = nt};
+    float lp[256], g[256], *grad = calloc(pv_policy_n_params(p), sizeof(float));
+    assert_non_null(grad);
+    for (size_t k = 0; k < nt; k++)
+        g[k] = -1.0f;
+    assert_int_equal(pv_policy_forward_items(p, &it, 1, w, lp, NULL, &em), PV_OK);
+    assert_int_equal(pv_policy_backward_items(p, &it, 1, w, g, NULL, grad, NULL, &em), PV_OK);
+    it.n_tokens = 0; /* too long for any context */
+    uint32_t many[256];
+    for (size_t k = 0; k < 201; k++)
+        many[k] = toks[k % nt];
+    it.tokens = many;
+    it.n_tokens = 201;
+    assert_int_equal(pv_policy_forward_items(p, &it, 1, w, lp, NULL, &em), PV_ERR_LIMIT);
+    assert_non_null(strstr(em.text, "pass 200"));
+    free(grad);
+    pv_policy_work_destroy(&w);
+    pv_policy_destroy(&p);
+}
+
 /* The KV cache carried across steps gives the tokens a fresh work gives (greedy). */
 static void test_cache_reuse(void **state)
 {
@@ -574,6 +613,7 @@ int main(void)
         cmocka_unit_test(test_logprobs_reproduced),
         cmocka_unit_test(test_backward_items),
         cmocka_unit_test(test_train_lanes),
+        cmocka_unit_test(test_long_action_context),
         cmocka_unit_test(test_cache_reuse),
         cmocka_unit_test(test_cache_after_update),
         cmocka_unit_test(test_rank),
