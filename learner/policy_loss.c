@@ -44,28 +44,32 @@ pv_pg_opts_t pv_pg_opts_default(void)
 #define PV_TMPL "learner/pl_tmpl.h"
 #include "learner/instantiate.h"
 
-bool pv_pg_token_clipped_f64(const pv_pg_opts_t *opts, double old_log_prob, double log_prob,
-                             double advantage)
+/* One token through the loss's own rule: d(token loss)/d(log_prob), and whether clipped. */
+static double s_token_f64(const pv_pg_opts_t *opts, double old_log_prob, double log_prob,
+                          double advantage, int *clipped)
 {
     double lo = opts->clip_ratio_low >= 0 ? opts->clip_ratio_low : opts->clip_ratio;
     double hi = opts->clip_ratio_high >= 0 ? opts->clip_ratio_high : opts->clip_ratio;
     double dloss, neg_kl;
-    int clipped, clipped_lower;
-    s_pg_token_f64(old_log_prob, log_prob, advantage, lo, hi, opts->clip_ratio_c, &dloss, &clipped,
+    int clipped_lower;
+    s_pg_token_f64(old_log_prob, log_prob, advantage, lo, hi, opts->clip_ratio_c, &dloss, clipped,
                    &clipped_lower, &neg_kl);
+    return dloss;
+}
+
+bool pv_pg_token_clipped_f64(const pv_pg_opts_t *opts, double old_log_prob, double log_prob,
+                             double advantage)
+{
+    int clipped;
+    s_token_f64(opts, old_log_prob, log_prob, advantage, &clipped);
     return clipped != 0;
 }
 
 double pv_pg_token_dloss_f64(const pv_pg_opts_t *opts, double old_log_prob, double log_prob,
                              double advantage)
 {
-    double lo = opts->clip_ratio_low >= 0 ? opts->clip_ratio_low : opts->clip_ratio;
-    double hi = opts->clip_ratio_high >= 0 ? opts->clip_ratio_high : opts->clip_ratio;
-    double dloss, neg_kl;
-    int clipped, clipped_lower;
-    s_pg_token_f64(old_log_prob, log_prob, advantage, lo, hi, opts->clip_ratio_c, &dloss, &clipped,
-                   &clipped_lower, &neg_kl);
-    return dloss;
+    int clipped;
+    return s_token_f64(opts, old_log_prob, log_prob, advantage, &clipped);
 }
 
 pv_err_t pv_actor_loss_f64(const pv_actor_loss_opts_t *opts, size_t rows, size_t L,

@@ -457,50 +457,36 @@ static pv_err_t s_prepare(const pv_policy_t *p, pv_lm_work_t *w, const pv_policy
     return rc;
 }
 
+/* Prepare and run pass ps (its policy, work, items and mode set by the caller). */
+static pv_err_t s_run_pass(s_pass_t *ps, pv_errmsg_t *em)
+{
+    pv_err_t rc = s_prepare(ps->p, ps->w, ps->items, ps->n, ps->backward, &ps->n_chunks, em);
+    return rc == PV_OK ? s_pass(ps, em) : rc;
+}
+
 pv_err_t pv_lm_forward_items(const pv_policy_t *p, const pv_policy_item_t *items, size_t n,
                              void *work, float *logp, float *ent, pv_errmsg_t *em)
 {
-    pv_lm_work_t *w = work;
-    s_pass_t ps = {.p = p, .w = w, .items = items, .n = n, .logp = logp, .ent = ent};
-    pv_err_t rc = s_prepare(p, w, items, n, false, &ps.n_chunks, em);
-    return rc == PV_OK ? s_pass(&ps, em) : rc;
+    s_pass_t ps = {.p = p, .w = work, .items = items, .n = n, .logp = logp, .ent = ent};
+    return s_run_pass(&ps, em);
 }
 
 pv_err_t pv_lm_backward_items(const pv_policy_t *p, const pv_policy_item_t *items, size_t n,
                               void *work, const float *dlogp, const float *dent, float *grad,
                               float *logp_out, pv_errmsg_t *em)
 {
-    pv_lm_work_t *w = work;
-    s_pass_t ps = {.p = p,
-                   .w = w,
-                   .items = items,
-                   .n = n,
-                   .backward = true,
-                   .dlogp = dlogp,
-                   .dent = dent,
-                   .grad = grad,
-                   .logp_out = logp_out};
-    pv_err_t rc = s_prepare(p, w, items, n, true, &ps.n_chunks, em);
-    return rc == PV_OK ? s_pass(&ps, em) : rc;
+    s_pass_t ps = {.p = p, .w = work, .items = items, .n = n, .backward = true};
+    ps.dlogp = dlogp, ps.dent = dent, ps.grad = grad, ps.logp_out = logp_out;
+    return s_run_pass(&ps, em);
 }
 
 pv_err_t pv_lm_train_items(const pv_policy_t *p, const pv_policy_item_t *items, size_t n,
                            void *work, pv_policy_token_grad_fn fn, void *user, float *grad,
                            float *logp_out, float *ent_out, pv_errmsg_t *em)
 {
-    pv_lm_work_t *w = work;
-    s_pass_t ps = {.p = p,
-                   .w = w,
-                   .items = items,
-                   .n = n,
-                   .backward = true,
-                   .grad = grad,
-                   .logp = logp_out,
-                   .ent = ent_out,
-                   .fn = fn,
-                   .user = user};
-    pv_err_t rc = s_prepare(p, w, items, n, true, &ps.n_chunks, em);
-    return rc == PV_OK ? s_pass(&ps, em) : rc;
+    s_pass_t ps = {.p = p, .w = work, .items = items, .n = n, .backward = true};
+    ps.fn = fn, ps.user = user, ps.grad = grad, ps.logp = logp_out, ps.ent = ent_out;
+    return s_run_pass(&ps, em);
 }
 
 pv_err_t pv_lm_forward_one(const pv_policy_t *p, const pv_policy_ctx_t *ctx,
