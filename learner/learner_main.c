@@ -328,7 +328,7 @@ static pv_err_t s_eval(s_learner_t *s, pv_errmsg_t *em)
      * numbers */
     pv_eval_detail_t g, sm;
     pv_err_t err =
-        pv_episodes_eval_heldout(&s->E, s->policy, pv_episodes_eval_split(c->learner.eval_split),
+        pv_episodes_eval_heldout(&s->E, 1, s->policy, pv_episodes_eval_split(c->learner.eval_split),
                                  (size_t)c->learner.eval_tasks, &ro, (uint64_t)c->run.seed,
                                  (float)c->learner.eval_temperature, &g, &sm, &cost, em);
     if (err != PV_OK)

@@ -24,7 +24,8 @@
  * --eval-every N also evaluates every N iterations of a run (labelled "ESTIMATOR@IT"), so a
  * long run shows its held-out curve; the last iteration's evaluation is the run's result.
  * --threads N plays up to N groups of an iteration at once (tools/local_prover.h; default: the
- * online CPUs): the numbers do not change with N. The training forward and backward take
+ * online CPUs) and shares each evaluation's tasks among N threads: the numbers do not change
+ * with N. The training forward and backward take
  * policy.train_threads.
  * Exit status: 0, 2 for a bad command line or configuration, 1 for a failure while running.
  */
@@ -53,7 +54,8 @@ static const char s_usage[] =
     "run.out_dir/<phase>.safetensors and run.out_dir/config.yaml. --bc-only: behaviour\n"
     "cloning, its evaluation and run.out_dir/bc only (implies --save). --eval-every N: a\n"
     "held-out evaluation every N iterations as well (the curve of a long run). --threads N:\n"
-    "groups played at once (default: the online CPUs; the results do not depend on it).\n"
+    "groups, and evaluation episodes, played at once (default: the online CPUs; the results\n"
+    "do not depend on it).\n"
     "Example:\n"
     "  prover-train-local --config cluster/configs/alfworld.yaml --estimators grpo,prover \\\n"
     "      run.iterations=120 learner.bc_episodes=400 learner.bc_epochs=20\n";
@@ -78,6 +80,9 @@ typedef struct s_tool {
     bool trainer_ok;
     pv_train_cfg_t tc;
     pv_episodes_t E;
+    /* the held-out evaluation's lanes: E, then instances of their own (--threads) */
+    pv_episodes_t lanes[PV_EPISODES_MAX_LANES];
+    size_t n_lanes;
 } s_tool_t;
 
 static int s_fail(const char *what, pv_err_t rc, const pv_errmsg_t *em)
@@ -190,6 +195,40 @@ static pv_err_t s_save_config(const pv_config_t *c, pv_errmsg_t *em)
     return rc;
 }
 
+/* --threads, or the online CPUs (at most PV_EPISODES_MAX_LANES). */
+static long s_threads(const s_tool_t *T)
+{
+    long n = T->threads;
+    if (n == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        n = cpus < 1 ? 1 : cpus;
+    }
+    return n > PV_EPISODES_MAX_LANES ? PV_EPISODES_MAX_LANES : n;
+}
+
+/* The evaluation's lanes 1 .. s_threads - 1: each its own environment, scratch and arena. */
+static pv_err_t s_eval_lanes(s_tool_t *T, pv_errmsg_t *em)
+{
+    T->lanes[0] = T->E;
+    T->n_lanes = 1;
+    for (long l = 1; l < s_threads(T); l++) {
+        pv_episodes_t *e = &T->lanes[l];
+        *e = T->E;
+        e->env = NULL;
+        e->work = NULL;
+        e->arena = NULL;
+        if (pv_env_new(T->model, &e->env) != PV_OK ||
+            pv_policy_work_new(T->policy, &e->work) != PV_OK ||
+            pv_arena_new(1 << 20, 0, &e->arena) != PV_OK) {
+            T->n_lanes = (size_t)l + 1; /* freed by s_teardown */
+            return pv_errf(em, PV_ERR_NOMEM, "evaluation thread %ld: its environment and scratch",
+                           l);
+        }
+        T->n_lanes = (size_t)l + 1;
+    }
+    return PV_OK;
+}
+
 static pv_err_t s_setup(s_tool_t *T, pv_errmsg_t *em)
 {
     const pv_config_t *c = &T->cfg;
@@ -209,6 +248,8 @@ static pv_err_t s_setup(s_tool_t *T, pv_errmsg_t *em)
                            .work = T->trainer.work,
                            .arena = T->arena,
                            .task_seed = (uint64_t)c->run.seed};
+    if ((rc = s_eval_lanes(T, em)) != PV_OK)
+        return rc;
     if (T->save && ((rc = pv_mkdirs(c->run.out_dir, 0755, em)) != PV_OK ||
                     (rc = s_save_config(c, em)) != PV_OK))
         return rc;
@@ -224,6 +265,11 @@ static void s_teardown(s_tool_t *T)
 {
     if (T->trainer_ok)
         pv_trainer_fini(&T->trainer);
+    for (size_t l = 1; l < T->n_lanes; l++) {
+        pv_arena_destroy(&T->lanes[l].arena);
+        pv_policy_work_destroy(&T->lanes[l].work);
+        pv_env_destroy(&T->lanes[l].env);
+    }
     pv_policy_destroy(&T->ref);
     pv_adam_destroy(&T->adam);
     pv_policy_destroy(&T->policy);
@@ -233,8 +279,9 @@ static void s_teardown(s_tool_t *T)
 }
 
 /* Greedy (out[0]) and sampled (out[1], at learner.eval_temperature) held-out success,
- * printed; the sampled evaluation uses the learner's evaluation stream, so phases compare on
- * common random numbers. */
+ * printed; each task's sampled episode uses the learner's evaluation stream of that task, so
+ * phases compare on common random numbers; the tasks are shared among the --threads lanes
+ * (the same numbers for any count). */
 static int s_eval(s_tool_t *T, const char *label, double out[2])
 {
     const pv_config_t *c = &T->cfg;
@@ -245,7 +292,7 @@ static int s_eval(s_tool_t *T, const char *label, double out[2])
     double t0 = pv_mono_s();
     pv_eval_detail_t d[2];
     pv_err_t rc = pv_episodes_eval_heldout(
-        &T->E, T->policy, pv_episodes_eval_split(c->learner.eval_split), n, &ro,
+        T->lanes, T->n_lanes, T->policy, pv_episodes_eval_split(c->learner.eval_split), n, &ro,
         (uint64_t)c->run.seed, (float)c->learner.eval_temperature, &d[0], &d[1], &cost, &em);
     if (rc != PV_OK)
         return s_fail("evaluation", rc, &em);
@@ -295,12 +342,7 @@ static int s_rl(s_tool_t *T, const char *est, uint64_t *rollout_steps, uint64_t 
     if (rc == PV_OK)
         rc = pv_local_new(&cfg, T->model, T->env, &T->trainer, &L, &em);
     if (rc == PV_OK) {
-        long n = T->threads;
-        if (n == 0) {
-            long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-            n = cpus < 1 ? 1 : cpus > 16 ? 16 : cpus;
-        }
-        rc = pv_local_set_threads(L, (unsigned)n, &em);
+        rc = pv_local_set_threads(L, (unsigned)s_threads(T), &em);
     }
     if (rc != PV_OK) {
         pv_local_destroy(&L);

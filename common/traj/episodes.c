@@ -2,8 +2,10 @@
 #include "common/traj/episodes.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 pv_task_t pv_episode_task(uint64_t task_seed, pv_env_split_t split, uint64_t id)
@@ -163,29 +165,136 @@ pv_env_split_t pv_episodes_eval_split(const char *name)
     return strcmp(name, "train") == 0 ? PV_SPLIT_TRAIN : PV_SPLIT_TEST;
 }
 
-pv_err_t pv_episodes_eval_heldout(const pv_episodes_t *e, pv_policy_t *policy, pv_env_split_t split,
-                                  size_t n, const pv_rollout_opts_t *ro, uint64_t seed,
-                                  float temperature, pv_eval_detail_t *greedy,
+/* One held-out task's outcome, kept until the lanes are done so the detail is summed in task
+ * order whatever lane played it. */
+typedef struct s_task_out {
+    bool won;
+    double reward;
+    char type[sizeof((pv_eval_type_t *)0)->name];
+} s_task_out_t;
+
+/* One lane of a held-out pass: tasks lane, lane + n_lanes, ... of the pass. */
+typedef struct s_eval_lane {
+    const pv_episodes_t *e;
+    pv_env_split_t split;
+    uint64_t first;
+    size_t n, lane, n_lanes;
+    uint64_t seed; /* sampled: each task's stream is seeded (mix(seed, task id), "eval") */
+    bool sampled;
+    const pv_rollout_opts_t *ro;
+    s_task_out_t *out;
+    pv_cost_t cost;
+    pv_err_t rc;
+    pv_errmsg_t em;
+} s_eval_lane_t;
+
+static void *s_eval_lane_run(void *arg)
+{
+    s_eval_lane_t *l = arg;
+    const pv_episodes_t *e = l->e;
+    for (size_t i = l->lane; i < l->n && l->rc == PV_OK; i += l->n_lanes) {
+        uint64_t id = l->first + i;
+        pv_rng_t rng;
+        pv_rng_seed(&rng, pv_rng_mix(l->seed, id), 0x6576616cu /* "eval" */);
+        pv_arena_reset(e->arena);
+        pv_task_t task = pv_episode_task(e->task_seed, l->split, id);
+        pv_traj_t tr;
+        l->rc =
+            pv_rollout_episode(e->model, e->env, &task, e->policy, e->work,
+                               l->sampled ? &rng : NULL, l->ro, 0, e->arena, &tr, &l->cost, &l->em);
+        if (l->rc == PV_OK)
+            l->out[i] = (s_task_out_t){.won = tr.won, .reward = tr.reward};
+        if (l->rc == PV_OK)
+            snprintf(l->out[i].type, sizeof l->out[i].type, "%s", pv_env_task_type(e->env));
+    }
+    return NULL;
+}
+
+/* One pass (greedy or sampled) over tasks first .. first + n - 1 on the lanes into *d. */
+static pv_err_t s_eval_pass(const pv_episodes_t *e, size_t n_lanes, pv_env_split_t split,
+                            uint64_t first, size_t n, bool sampled, uint64_t seed,
+                            const pv_rollout_opts_t *ro, s_task_out_t *out, pv_eval_detail_t *d,
+                            pv_cost_t *cost, pv_errmsg_t *em)
+{
+    s_eval_lane_t lanes[PV_EPISODES_MAX_LANES];
+    pthread_t tid[PV_EPISODES_MAX_LANES];
+    bool started[PV_EPISODES_MAX_LANES] = {false};
+    for (size_t l = 0; l < n_lanes; l++) {
+        lanes[l] = (s_eval_lane_t){.e = &e[l],
+                                   .split = split,
+                                   .first = first,
+                                   .n = n,
+                                   .lane = l,
+                                   .n_lanes = n_lanes,
+                                   .seed = seed,
+                                   .sampled = sampled,
+                                   .ro = ro,
+                                   .out = out};
+        lanes[l].em.text[0] = '\0';
+        if (l > 0) /* lane 0 is this thread; a lane whose thread cannot start runs here after */
+            started[l] = pthread_create(&tid[l], NULL, s_eval_lane_run, &lanes[l]) == 0;
+    }
+    s_eval_lane_run(&lanes[0]);
+    for (size_t l = 1; l < n_lanes; l++) {
+        if (started[l])
+            pthread_join(tid[l], NULL);
+        else
+            s_eval_lane_run(&lanes[l]);
+    }
+    memset(d, 0, sizeof *d);
+    d->split = split;
+    for (size_t l = 0; l < n_lanes; l++) {
+        cost->env_steps += lanes[l].cost.env_steps;
+        cost->decisions += lanes[l].cost.decisions;
+    }
+    for (size_t l = 0; l < n_lanes; l++)
+        if (lanes[l].rc != PV_OK) {
+            if (em)
+                *em = lanes[l].em;
+            return lanes[l].rc;
+        }
+    for (size_t i = 0; i < n; i++) {
+        d->n++;
+        d->wins += out[i].won;
+        d->reward_sum += out[i].reward;
+        s_count_type(d, out[i].type, out[i].won);
+    }
+    return PV_OK;
+}
+
+pv_err_t pv_episodes_eval_heldout(const pv_episodes_t *e, size_t n_lanes, pv_policy_t *policy,
+                                  pv_env_split_t split, size_t n, const pv_rollout_opts_t *ro,
+                                  uint64_t seed, float temperature, pv_eval_detail_t *greedy,
                                   pv_eval_detail_t *sampled, pv_cost_t *cost, pv_errmsg_t *em)
 {
     if (!(temperature >= 0.0f) || !isfinite(temperature))
         return pv_errf(em, PV_ERR_INVAL, "evaluation temperature must be >= 0, got %g",
                        (double)temperature);
+    if (n_lanes < 1 || n_lanes > PV_EPISODES_MAX_LANES)
+        return pv_errf(em, PV_ERR_INVAL, "evaluation lanes: 1 to %d, got %zu",
+                       PV_EPISODES_MAX_LANES, n_lanes);
     if (split == PV_SPLIT_TRAIN && pv_env_model_n_tasks(e->model, split) != UINT64_MAX)
         return pv_errf(em, PV_ERR_INVAL,
                        "held-out evaluation on new training games: this environment's train "
                        "split is finite (%llu tasks) and training plays all of it",
                        (unsigned long long)pv_env_model_n_tasks(e->model, split));
     uint64_t first = split == PV_SPLIT_TRAIN ? PV_EPISODES_SEEN_FIRST : 0;
-    pv_err_t rc = pv_episodes_eval_detail(e, split, first, n, NULL, ro, greedy, cost, em);
-    if (rc != PV_OK)
-        return rc;
-    pv_rng_t rng;
-    pv_rng_seed(&rng, seed, 0x6576616cu /* "eval" */);
+    uint64_t split_n = pv_env_model_n_tasks(e->model, split);
+    if (split_n != UINT64_MAX && first + n > split_n) /* each task of a finite split once */
+        n = first < split_n ? (size_t)(split_n - first) : 0;
+    pv_rollout_opts_t o = *ro;
+    o.save_states = false;
+    s_task_out_t *out = calloc(n ? n : 1, sizeof *out);
+    if (!out)
+        return pv_errf(em, PV_ERR_NOMEM, "evaluation of %zu tasks", n);
+    pv_err_t rc = s_eval_pass(e, n_lanes, split, first, n, false, seed, &o, out, greedy, cost, em);
     float t_rollout = pv_policy_spec(policy)->temperature;
-    if (temperature > 0.0f && (rc = pv_policy_set_temperature(policy, temperature)) != PV_OK)
-        return pv_errf(em, rc, "evaluation temperature %g", (double)temperature);
-    rc = pv_episodes_eval_detail(e, split, first, n, &rng, ro, sampled, cost, em);
+    if (rc == PV_OK && temperature > 0.0f &&
+        (rc = pv_policy_set_temperature(policy, temperature)) != PV_OK)
+        pv_errf(em, rc, "evaluation temperature %g", (double)temperature);
+    if (rc == PV_OK)
+        rc = s_eval_pass(e, n_lanes, split, first, n, true, seed, &o, out, sampled, cost, em);
     pv_policy_set_temperature(policy, t_rollout);
+    free(out);
     return rc;
 }

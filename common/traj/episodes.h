@@ -90,20 +90,31 @@ pv_env_split_t pv_episodes_eval_split(const char *name);
  * the test split is its eval_out_of_distribution. */
 #define PV_EPISODES_SEEN_FIRST (UINT64_C(1) << 63)
 
+/* Most lanes a held-out evaluation plays on (threads, each with its own instances). */
+#define PV_EPISODES_MAX_LANES 16
+
 /* The held-out evaluation the learner and prover-train-local report: tasks 0 .. n - 1 of
- * the test split (split PV_SPLIT_TEST), or tasks PV_EPISODES_SEEN_FIRST + 0 .. n - 1 of the
- * train split (PV_SPLIT_TRAIN: unseen games of seen task kinds; an unbounded, generated split
- * only), played greedy into *greedy, then sampled into *sampled with a stream
- * seeded (seed, "eval"), so every evaluation of a run samples the same random numbers (common
- * random numbers between before and after). The sampled pass runs at softmax temperature
- * `temperature` (learner.eval_temperature; 0 = the policy's own, the rollout temperature):
- * `policy` must be e->policy, its temperature is set for that pass and put back before
- * returning, on error too. Errors: the rollouts'; PV_ERR_INVAL (temperature < 0 or not
- * finite; PV_SPLIT_TRAIN of an environment whose train split is finite, since training
- * plays all of it). */
-pv_err_t pv_episodes_eval_heldout(const pv_episodes_t *e, pv_policy_t *policy, pv_env_split_t split,
-                                  size_t n, const pv_rollout_opts_t *ro, uint64_t seed,
-                                  float temperature, pv_eval_detail_t *greedy,
+ * the test split (split PV_SPLIT_TEST; a finite split's tasks past its end are left out), or
+ * tasks PV_EPISODES_SEEN_FIRST + 0 .. n - 1 of the train split (PV_SPLIT_TRAIN: unseen games
+ * of seen task kinds; an unbounded, generated split only), played greedy into *greedy, then
+ * sampled into *sampled, task `id`'s episode with its own stream seeded
+ * (pv_rng_mix(seed, id), "eval"), so every evaluation of a run samples the same random
+ * numbers for a task (common random numbers between before and after) and the numbers do not
+ * depend on the lane count. The sampled pass runs at softmax temperature `temperature`
+ * (learner.eval_temperature; 0 = the policy's own, the rollout temperature): `policy` must be
+ * e->policy, its temperature is set for that pass and put back before returning, on error
+ * too.
+ *
+ * Lanes: e[0 .. n_lanes - 1] (1 <= n_lanes <= PV_EPISODES_MAX_LANES) share model, policy and
+ * task_seed and each has its own env, work and arena; lane l plays tasks l, l + n_lanes, ...
+ * in its own thread (lane 0 in the caller's), and the details are summed in task order (the
+ * order of first appearance of a type is the tasks'). Saved states are never recorded; each
+ * lane's arena is reset per episode. Errors: the rollouts' (the lowest failing lane's);
+ * PV_ERR_INVAL (temperature < 0 or not finite; n_lanes out of range; PV_SPLIT_TRAIN of an
+ * environment whose train split is finite, since training plays all of it); PV_ERR_NOMEM. */
+pv_err_t pv_episodes_eval_heldout(const pv_episodes_t *e, size_t n_lanes, pv_policy_t *policy,
+                                  pv_env_split_t split, size_t n, const pv_rollout_opts_t *ro,
+                                  uint64_t seed, float temperature, pv_eval_detail_t *greedy,
                                   pv_eval_detail_t *sampled, pv_cost_t *cost, pv_errmsg_t *em);
 
 #endif

@@ -465,8 +465,9 @@ static void test_hung_endpoint_blocks_nobody(void **state)
     pv_llm_result_t one;
     s_one(J, &grp[0], &one);
     assert_int_equal(one.fallback, PV_LLM_FALLBACK_TIMEOUT);
-    /* the request's own timeout is cut to what is left of the deadline */
-    assert_non_null(strstr(one.detail, "timed out"));
+    /* the request's own timeout is cut to what is left of the deadline: curl's timeout ends
+     * it, or on a slow machine the deadline's timer a moment before */
+    assert_true(strstr(one.detail, "timed out") || strstr(one.detail, "deadline"));
     assert_true(one.elapsed_ms >= 1000 - 50 && one.elapsed_ms < 60000);
     pv_llm_judge_stats(J, &st);
     assert_int_equal(st.in_flight, 0); /* its transfer was aborted */

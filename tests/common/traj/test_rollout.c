@@ -224,6 +224,25 @@ static void s_eval_setup(const char *name, pv_env_model_t **model, pv_env_t **en
     assert_int_equal(pv_policy_work_new(*p, work), PV_OK);
 }
 
+/* The sampled held-out pass by hand: task i of `split` from `first` alone, on its own stream
+ * seeded (mix(seed, first + i), "eval"), summed. */
+static void s_sampled_ref(const pv_episodes_t *E, pv_env_split_t split, uint64_t first, size_t n,
+                          uint64_t seed, const pv_rollout_opts_t *ro, pv_eval_detail_t *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < n; i++) {
+        pv_rng_t rng;
+        pv_eval_detail_t d;
+        pv_cost_t c = {0};
+        pv_rng_seed(&rng, pv_rng_mix(seed, first + i), 0x6576616cu);
+        assert_int_equal(pv_episodes_eval_detail(E, split, first + i, 1, &rng, ro, &d, &c, NULL),
+                         PV_OK);
+        out->n += d.n;
+        out->wins += d.wins;
+        out->reward_sum += d.reward_sum;
+    }
+}
+
 /* learner.eval_split = train on the generated ALFWorld: new games of the training task kinds,
  * from PV_EPISODES_SEEN_FIRST on, played like any other evaluation; none of their task
  * sentences (type, object, destination) is a test game's. */
@@ -243,7 +262,7 @@ static void test_eval_heldout_seen(void **state)
     pv_eval_detail_t g, sm1, g_ref;
     pv_cost_t c = {0};
     assert_int_equal(
-        pv_episodes_eval_heldout(&E, p, PV_SPLIT_TRAIN, n, &ro, 9, 0.0f, &g, &sm1, &c, NULL),
+        pv_episodes_eval_heldout(&E, 1, p, PV_SPLIT_TRAIN, n, &ro, 9, 0.0f, &g, &sm1, &c, NULL),
         PV_OK);
     assert_int_equal(g.n, n);
     assert_int_equal(g.split, PV_SPLIT_TRAIN);
@@ -295,6 +314,11 @@ static void test_eval_heldout_temperature(void **state)
     ps.temperature = 5.0f; /* the same parameters at T = 5 in a policy of their own */
     assert_int_equal(pv_policy_new(&ps, &hot, NULL), PV_OK);
     assert_int_equal(pv_policy_work_new(hot, &hot_work), PV_OK);
+    /* scores twice an initialisation's: at T = 1 they are sharp enough that T = 5 draws other
+     * actions from the same uniform numbers (each task has its own stream, so one differing
+     * draw no longer shifts every later episode's) */
+    for (size_t i = 0; i < pv_policy_n_params(p); i++)
+        pv_policy_params(p)[i] *= 4.0f;
     memcpy(pv_policy_params(hot), pv_policy_params_const(p), pv_policy_n_params(p) * sizeof(float));
     pv_episodes_t E = {
         .model = model, .env = env, .policy = p, .work = work, .arena = arena, .task_seed = 3};
@@ -306,34 +330,31 @@ static void test_eval_heldout_temperature(void **state)
 
     pv_eval_detail_t g, g_ref, sm1, sm5, ref1, ref5;
     pv_cost_t c = {0};
-    pv_rng_t rng;
     assert_int_equal(
-        pv_episodes_eval_heldout(&E, p, PV_SPLIT_TEST, n, &ro, 9, 0.0f, &g, &sm1, &c, NULL), PV_OK);
+        pv_episodes_eval_heldout(&E, 1, p, PV_SPLIT_TEST, n, &ro, 9, 0.0f, &g, &sm1, &c, NULL),
+        PV_OK);
     assert_int_equal(pv_episodes_eval_detail(&E, PV_SPLIT_TEST, 0, n, NULL, &ro, &g_ref, &c, NULL),
                      PV_OK);
-    pv_rng_seed(&rng, 9, 0x6576616cu);
-    assert_int_equal(pv_episodes_eval_detail(&E, PV_SPLIT_TEST, 0, n, &rng, &ro, &ref1, &c, NULL),
-                     PV_OK);
+    s_sampled_ref(&E, PV_SPLIT_TEST, 0, n, 9, &ro, &ref1);
     assert_true(g.wins == g_ref.wins && g.reward_sum == g_ref.reward_sum);
     assert_true(sm1.wins == ref1.wins && sm1.reward_sum == ref1.reward_sum);
 
     assert_int_equal(
-        pv_episodes_eval_heldout(&E, p, PV_SPLIT_TEST, n, &ro, 9, 5.0f, &g, &sm5, &c, NULL), PV_OK);
+        pv_episodes_eval_heldout(&E, 1, p, PV_SPLIT_TEST, n, &ro, 9, 5.0f, &g, &sm5, &c, NULL),
+        PV_OK);
     assert_true(pv_policy_spec(p)->temperature == 1.0f);
     assert_true(g.wins == g_ref.wins && g.reward_sum == g_ref.reward_sum); /* argmax: any T */
-    pv_rng_seed(&rng, 9, 0x6576616cu);
-    assert_int_equal(
-        pv_episodes_eval_detail(&E_hot, PV_SPLIT_TEST, 0, n, &rng, &ro, &ref5, &c, NULL), PV_OK);
+    s_sampled_ref(&E_hot, PV_SPLIT_TEST, 0, n, 9, &ro, &ref5);
     assert_true(sm5.wins == ref5.wins && sm5.reward_sum == ref5.reward_sum);
     assert_true(ref5.reward_sum != ref1.reward_sum); /* T = 5 plays other episodes than T = 1 */
 
     assert_int_equal(
-        pv_episodes_eval_heldout(&E, p, PV_SPLIT_TEST, n, &ro, 9, -1.0f, &g, &sm5, &c, NULL),
+        pv_episodes_eval_heldout(&E, 1, p, PV_SPLIT_TEST, n, &ro, 9, -1.0f, &g, &sm5, &c, NULL),
         PV_ERR_INVAL);
     /* WebShop's train split is finite and training plays all of it: no "new" training games */
     pv_errmsg_t em = {{0}};
     assert_int_equal(
-        pv_episodes_eval_heldout(&E, p, PV_SPLIT_TRAIN, n, &ro, 9, 0.0f, &g, &sm5, &c, &em),
+        pv_episodes_eval_heldout(&E, 1, p, PV_SPLIT_TRAIN, n, &ro, 9, 0.0f, &g, &sm5, &c, &em),
         PV_ERR_INVAL);
     assert_non_null(strstr(em.text, "finite"));
     assert_int_equal(pv_policy_set_temperature(p, 0.0f), PV_ERR_INVAL);
@@ -347,6 +368,69 @@ static void test_eval_heldout_temperature(void **state)
     pv_env_model_destroy(&model);
 }
 
+/* Three lanes play the held-out evaluation as one does: every task's episode is the same
+ * (greedy, and sampled on the task's own stream), summed in task order, types included; the
+ * environment steps are counted once each. */
+static void test_eval_heldout_lanes(void **state)
+{
+    (void)state;
+    enum { n_lanes = 3, n = 20 };
+    pv_env_model_t *model = NULL;
+    pv_env_t *env[n_lanes] = {NULL};
+    pv_arena_t *arena[n_lanes] = {NULL};
+    pv_policy_t *p = NULL;
+    pv_policy_work_t *work[n_lanes] = {NULL};
+    s_eval_setup("alfworld", &model, &env[0], &arena[0], &p, &work[0]);
+    pv_episodes_t E[n_lanes];
+    for (size_t l = 0; l < n_lanes; l++) {
+        if (l > 0) {
+            assert_int_equal(pv_env_new(model, &env[l]), PV_OK);
+            assert_int_equal(pv_arena_new(1 << 20, 0, &arena[l]), PV_OK);
+            assert_int_equal(pv_policy_work_new(p, &work[l]), PV_OK);
+        }
+        E[l] = (pv_episodes_t){.model = model,
+                               .env = env[l],
+                               .policy = p,
+                               .work = work[l],
+                               .arena = arena[l],
+                               .task_seed = 5};
+    }
+    pv_rollout_opts_t ro = {.max_steps = 12};
+    pv_eval_detail_t g1, s1, g3, s3;
+    pv_cost_t c1 = {0}, c3 = {0};
+    assert_int_equal(
+        pv_episodes_eval_heldout(E, 1, p, PV_SPLIT_TEST, n, &ro, 4, 2.0f, &g1, &s1, &c1, NULL),
+        PV_OK);
+    assert_int_equal(pv_episodes_eval_heldout(E, n_lanes, p, PV_SPLIT_TEST, n, &ro, 4, 2.0f, &g3,
+                                              &s3, &c3, NULL),
+                     PV_OK);
+    assert_int_equal(g3.n, n);
+    assert_int_equal(c1.env_steps, c3.env_steps);
+    assert_true(c1.env_steps > n); /* the episodes were played, not skipped */
+    const pv_eval_detail_t *a[2] = {&g1, &s1}, *b[2] = {&g3, &s3};
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(a[k]->wins, b[k]->wins);
+        assert_true(a[k]->reward_sum == b[k]->reward_sum);
+        assert_int_equal(a[k]->n_types, b[k]->n_types);
+        assert_true(a[k]->n_types > 1);
+        for (uint32_t t = 0; t < a[k]->n_types; t++) {
+            assert_string_equal(a[k]->types[t].name, b[k]->types[t].name);
+            assert_int_equal(a[k]->types[t].n, b[k]->types[t].n);
+            assert_int_equal(a[k]->types[t].wins, b[k]->types[t].wins);
+        }
+    }
+    assert_int_equal(
+        pv_episodes_eval_heldout(E, 0, p, PV_SPLIT_TEST, n, &ro, 4, 2.0f, &g3, &s3, &c3, NULL),
+        PV_ERR_INVAL);
+    for (size_t l = 0; l < n_lanes; l++) {
+        pv_policy_work_destroy(&work[l]);
+        pv_arena_destroy(&arena[l]);
+        pv_env_destroy(&env[l]);
+    }
+    pv_policy_destroy(&p);
+    pv_env_model_destroy(&model);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,6 +440,7 @@ int main(void)
         cmocka_unit_test(test_eval_reproducible),
         cmocka_unit_test(test_eval_heldout_temperature),
         cmocka_unit_test(test_eval_heldout_seen),
+        cmocka_unit_test(test_eval_heldout_lanes),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);
 }
