@@ -25,7 +25,9 @@
  * long run shows its held-out curve; the last iteration's evaluation is the run's result.
  * --threads N plays up to N groups of an iteration at once (tools/local_prover.h; default: the
  * online CPUs) and shares each evaluation's tasks among N threads: the numbers do not change
- * with N. The training forward and backward take
+ * with N (with the transformer, up to its KV cache: an evaluation leaves other prefixes in the
+ * trainer's cache, and a prefix reused rather than recomputed can differ in its last bits, so
+ * a long run's later iterations can drift apart). The training forward and backward take
  * policy.train_threads.
  * Exit status: 0, 2 for a bad command line or configuration, 1 for a failure while running.
  */

@@ -100,10 +100,12 @@ pv_env_split_t pv_episodes_eval_split(const char *name);
  * sampled into *sampled, task `id`'s episode with its own stream seeded
  * (pv_rng_mix(seed, id), "eval"), so every evaluation of a run samples the same random
  * numbers for a task (common random numbers between before and after) and the numbers do not
- * depend on the lane count. The sampled pass runs at softmax temperature `temperature`
- * (learner.eval_temperature; 0 = the policy's own, the rollout temperature): `policy` must be
- * e->policy, its temperature is set for that pass and put back before returning, on error
- * too.
+ * depend on the lane count (bit for bit when the policy's scratch keeps nothing between
+ * episodes, as bow_mlp's; the transformer's KV cache reuses a prefix another episode
+ * computed, which can move the last bits of a log-prob and, rarely, a choice). The sampled pass
+ * runs at softmax temperature `temperature` (learner.eval_temperature; 0 = the policy's own, the
+ * rollout temperature): `policy` must be e->policy, its temperature is set for that pass and put
+ * back before returning, on error too.
  *
  * Lanes: e[0 .. n_lanes - 1] (1 <= n_lanes <= PV_EPISODES_MAX_LANES) share model, policy and
  * task_seed and each has its own env, work and arena; lane l plays tasks l, l + n_lanes, ...
