@@ -255,19 +255,30 @@ pv_err_t pv_policy_backward(const pv_policy_t *p, pv_policy_work_t *work, const 
     return p->ops->backward(p, work->impl, dlogp, dent, grad);
 }
 
+/* Every item of a training batch as s_check_c checks a context, with its tokens present;
+ * the error names `what` and the item. */
+static pv_err_t s_check_items(const pv_policy_t *p, const pv_policy_item_t *items, size_t n,
+                              const pv_policy_work_t *work, const char *what, pv_errmsg_t *em)
+{
+    for (size_t i = 0; i < n; i++) {
+        pv_err_t rc = s_check_c(p, &items[i].ctx, items[i].cands, items[i].n_cands, work);
+        if (rc == PV_OK && (!items[i].tokens || !items[i].n_tokens))
+            rc = PV_ERR_INVAL;
+        if (rc != PV_OK)
+            return pv_errf(em, rc, "%s: item %zu: %s", what, i, pv_strerror(rc));
+    }
+    return PV_OK;
+}
+
 pv_err_t pv_policy_forward_items(const pv_policy_t *p, const pv_policy_item_t *items, size_t n,
                                  pv_policy_work_t *work, float *logp_out, float *ent_out,
                                  pv_errmsg_t *em)
 {
     if (!work || work->ops != p->ops || (n && (!items || !logp_out)))
         return pv_errf(em, PV_ERR_INVAL, "policy forward: bad arguments");
-    for (size_t i = 0; i < n; i++) {
-        pv_err_t rc = s_check_c(p, &items[i].ctx, items[i].cands, items[i].n_cands, work);
-        if (rc == PV_OK && (!items[i].tokens || !items[i].n_tokens))
-            rc = PV_ERR_INVAL;
-        if (rc != PV_OK)
-            return pv_errf(em, rc, "policy forward: item %zu: %s", i, pv_strerror(rc));
-    }
+    pv_err_t checked = s_check_items(p, items, n, work, "policy forward", em);
+    if (checked != PV_OK)
+        return checked;
     if (p->ops->forward_items)
         return p->ops->forward_items(p, items, n, work->impl, logp_out, ent_out, em);
     size_t at = 0;
@@ -290,13 +301,9 @@ pv_err_t pv_policy_train_items(const pv_policy_t *p, const pv_policy_item_t *ite
         return PV_ERR_UNSUPPORTED;
     if (!work || work->ops != p->ops || !grad || !fn || (n && !items))
         return pv_errf(em, PV_ERR_INVAL, "policy training pass: bad arguments");
-    for (size_t i = 0; i < n; i++) {
-        pv_err_t rc = s_check_c(p, &items[i].ctx, items[i].cands, items[i].n_cands, work);
-        if (rc == PV_OK && (!items[i].tokens || !items[i].n_tokens))
-            rc = PV_ERR_INVAL;
-        if (rc != PV_OK)
-            return pv_errf(em, rc, "policy training pass: item %zu: %s", i, pv_strerror(rc));
-    }
+    pv_err_t checked = s_check_items(p, items, n, work, "policy training pass", em);
+    if (checked != PV_OK)
+        return checked;
     return p->ops->train_items(p, items, n, work->impl, fn, user, grad, logp_out, ent_out, em);
 }
 
@@ -306,13 +313,9 @@ pv_err_t pv_policy_backward_items(const pv_policy_t *p, const pv_policy_item_t *
 {
     if (!work || work->ops != p->ops || !grad || (n && (!items || !dlogp)))
         return pv_errf(em, PV_ERR_INVAL, "policy backward: bad arguments");
-    for (size_t i = 0; i < n; i++) {
-        pv_err_t rc = s_check_c(p, &items[i].ctx, items[i].cands, items[i].n_cands, work);
-        if (rc == PV_OK && (!items[i].tokens || !items[i].n_tokens))
-            rc = PV_ERR_INVAL;
-        if (rc != PV_OK)
-            return pv_errf(em, rc, "policy backward: item %zu: %s", i, pv_strerror(rc));
-    }
+    pv_err_t checked = s_check_items(p, items, n, work, "policy backward", em);
+    if (checked != PV_OK)
+        return checked;
     if (p->ops->backward_items)
         return p->ops->backward_items(p, items, n, work->impl, dlogp, dent, grad, logp_out, em);
     /* item by item: forward again, then backward (an item without gradient is skipped) */

@@ -76,17 +76,17 @@ typedef struct pv_policy_spec {
                                    NULL or "" = a new model of the sizes below */
     const char *tokenizer_json; /* without path: the vocabulary, tokenizer.json text */
     size_t tokenizer_json_len;
-    const char *env;           /* "alfworld" | "webshop" | "searchqa": the prompt's words and
-                                  how a reply is parsed (NULL = alfworld) */
-    pv_policy_decode_t decode; /* generate (default), rank or constrain */
-    uint32_t max_new_tokens;   /* tokens of one generated action, end token included (32) */
-    uint32_t prompt_window;    /* W: a context keeps between W and 2W - 1 earlier turns (4) */
-    uint32_t max_context;      /* tokens of a context plus its action (1024, at most the
-                                  model's max_position_embeddings) */
-    bool prompt_admissible;    /* list the admissible actions after each observation */
+    const char *env;            /* "alfworld" | "webshop" | "searchqa": the prompt's words and
+                                   how a reply is parsed (NULL = alfworld) */
+    pv_policy_decode_t decode;  /* generate (default), rank or constrain */
+    uint32_t max_new_tokens;    /* tokens of one generated action, end token included (32) */
+    uint32_t prompt_window;     /* W: a context keeps between W and 2W - 1 earlier turns (4) */
+    uint32_t max_context;       /* tokens of a context plus its action (1024, at most the
+                                   model's max_position_embeddings) */
+    bool prompt_admissible;     /* list the admissible actions after each observation */
     bool prompt_task_each_turn; /* restate the task at the end of every later user turn */
-    int blas_threads;          /* OpenBLAS threads of the process (0 = 1) */
-    uint32_t train_threads;    /* training forward/backward lanes (lm_train.c; 0 = 1) */
+    int blas_threads;           /* OpenBLAS threads of the process (0 = 1) */
+    uint32_t train_threads;     /* training forward/backward lanes (lm_train.c; 0 = 1) */
     uint32_t layers, hidden, heads, kv_heads, head_dim, intermediate; /* sizes without path
                                     (0 = pv_tf_config_default's) */
 } pv_policy_spec_t;

@@ -11,8 +11,9 @@
  *   transformer, whose buffer and Hugging Face tensor names belong to its pv_tf_t); `free`
  *   releases what build made.
  * Ops left NULL get policy.c's generic behaviour: forward_items / backward_items run
- * forward (and backward) item by item, train_items is unsupported (callers use the two), action_tokens looks the action up among the
- * candidates, token_space is 0, save_dir is unsupported.
+ * forward (and backward) item by item, train_items is unsupported (callers use the two),
+ * action_tokens looks the action up among the candidates, token_space is 0, save_dir is
+ * unsupported.
  */
 #ifndef PV_POLICY_IMPL_H
 #define PV_POLICY_IMPL_H

@@ -202,10 +202,10 @@ static void *s_eval_lane_run(void *arg)
         l->rc =
             pv_rollout_episode(e->model, e->env, &task, e->policy, e->work,
                                l->sampled ? &rng : NULL, l->ro, 0, e->arena, &tr, &l->cost, &l->em);
-        if (l->rc == PV_OK)
-            l->out[i] = (s_task_out_t){.won = tr.won, .reward = tr.reward};
-        if (l->rc == PV_OK)
-            snprintf(l->out[i].type, sizeof l->out[i].type, "%s", pv_env_task_type(e->env));
+        if (l->rc != PV_OK)
+            break;
+        l->out[i] = (s_task_out_t){.won = tr.won, .reward = tr.reward};
+        snprintf(l->out[i].type, sizeof l->out[i].type, "%s", pv_env_task_type(e->env));
     }
     return NULL;
 }
