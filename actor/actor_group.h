@@ -4,10 +4,13 @@
  * Tasks. Actor i of A plays the training tasks i, i + A, i + 2A, ... (modulo the split's
  * size when the split is finite), so actors never duplicate each other's tasks; the task
  * seed is pv_rng_mix(run.seed, task_id), as in prover-train-local.
- * Groups. The G trajectories of a group play the same task one after the other with the
- * same policy object; before each episode a caller hook may replace the weights (new
- * versions are applied between episodes only, never inside one: every step is stamped with
- * the version that chose it). With save_states (the prover estimator) every state is
+ * Groups. The G trajectories of a group play the same task with the same policy object,
+ * one after the other from the actor's stream, or, with a pool of n_envs >= 2 environments
+ * (a policy that batches: the transformer), n_envs at a time in lockstep
+ * (pv_rollout_episodes), episode i of the group from its own stream seeded with a draw of
+ * the actor's. Before each episode (each lockstep batch) a caller hook may replace the
+ * weights (new versions are applied between episodes only, never inside one: every step is
+ * stamped with the version that chose it). With save_states (the prover estimator) every state is
  * saved so the judge can send it to verifiers.
  */
 #ifndef PV_ACTOR_GROUP_H
@@ -40,11 +43,14 @@ typedef struct pv_actor_ctx {
     pv_env_t *env;
     const pv_policy_t *policy; /* its parameters may change inside `between` only */
     pv_policy_work_t *work;
-    pv_rng_t *rng;      /* sampling; NULL = greedy (actor.temperature = 0) */
-    pv_arena_t *arena;  /* the group's trajectories; reset by pv_actor_play_group */
-    bool save_states;   /* record saved states (algorithm.adv_estimator = prover) */
-    bool task_keys;     /* record task keys, not state keys (prover with contrast_key = task) */
-    uint32_t max_steps; /* 0 = the environment's limit */
+    pv_rng_t *rng;         /* sampling; NULL = greedy (actor.temperature = 0) */
+    pv_arena_t *arena;     /* the group's trajectories; reset by pv_actor_play_group */
+    bool save_states;      /* record saved states (algorithm.adv_estimator = prover) */
+    bool task_keys;        /* record task keys, not state keys (prover with contrast_key = task) */
+    uint32_t max_steps;    /* 0 = the environment's limit */
+    pv_env_t *const *envs; /* (n_envs) a pool (rollout.h pv_env_pool_t) for playing n_envs
+                              episodes at once; n_envs < 2: one after the other on env */
+    size_t n_envs;
     pv_actor_hook_fn between;
     void *user;
 } pv_actor_ctx_t;

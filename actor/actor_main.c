@@ -54,7 +54,8 @@ typedef struct pending {
 
 typedef struct actor {
     pv_role_ctx_t rc;
-    pv_role_kit_t k; /* environment, policy, weights in */
+    pv_role_kit_t k;    /* environment, policy, weights in */
+    pv_env_pool_t pool; /* a group's episodes at once (actor.batch) */
     pv_producer_t *prod;
     pv_arena_t *arena, *wire_arena;
     pv_wire_buf_t buf;
@@ -238,6 +239,10 @@ static pv_err_t s_setup(void *self, pv_errmsg_t *em)
                     (unsigned long long)A->first_seq, (unsigned long long)t.task_id,
                     cfg->learner.resume, (unsigned)cur.n_actors);
     }
+    if (pv_env_pool_init(&A->pool, A->k.model, A->k.env, A->k.policy,
+                         pv_rollout_batch(cfg->actor.batch, G)) != PV_OK)
+        return pv_errf(em, PV_ERR_NOMEM, "no memory for %zu environments (actor.batch)",
+                       pv_rollout_batch(cfg->actor.batch, G));
     pv_rng_seed(&A->rng, pv_rng_mix((uint64_t)cfg->run.seed, 0x6163746f72u /* "actor" */), index);
     A->ctx = (pv_actor_ctx_t){.model = A->k.model,
                               .env = A->k.env,
@@ -247,6 +252,8 @@ static pv_err_t s_setup(void *self, pv_errmsg_t *em)
                               .arena = A->arena,
                               .save_states = A->plan.save_states,
                               .task_keys = A->plan.keys == PV_STATE_KEY_TASK,
+                              .envs = A->pool.envs,
+                              .n_envs = A->pool.n,
                               .between = s_between,
                               .user = A};
     pv_bclient_opts_t o;
@@ -268,6 +275,7 @@ static void s_teardown(void *self)
     pv_arena_destroy(&A->wire_arena);
     pv_arena_destroy(&A->arena);
     free(A->trajs);
+    pv_env_pool_free(&A->pool);
     pv_role_kit_free(&A->k);
 }
 

@@ -105,7 +105,7 @@
       "model directory's, else 1024 (at most max_position_embeddings).")                           \
     B(policy, prompt_task_each_turn, false,                                                        \
       "transformer: end every user turn after the first with 'Your task is to: ...' (verl-agent "  \
-      "restates the task at every step), so the task stands next to the observation the action "  \
+      "restates the task at every step), so the task stands next to the observation the action "   \
       "answers; the prompt still grows turn by turn (alfworld, webshop).")                         \
     B(policy, prompt_admissible, false,                                                            \
       "transformer: end the current observation's turn with the admissible actions (verl-agent's " \
@@ -128,6 +128,10 @@
     F(actor, temperature, 1.0, 0.0, 100.0,                                                         \
       "Sampling temperature T: actors and verifiers sample from softmax(score / T) and the "       \
       "learner's log-probs use the same T (verl's rollout.temperature); 0 = greedy actors.")       \
+    I(actor, batch, 0, 0, 64,                                                                      \
+      "Episodes of a group, and continuations of a verification job, played at once in lockstep "  \
+      "when the policy batches (policy.kind = transformer: one decode step for all, each its own " \
+      "environment and KV-cache slot); 0 = all of them (at most 64), 1 = one after the other.")    \
     I(actor, window, 2, 1, 1024,                                                                   \
       "Groups an actor may have submitted and not yet judged (bounds the policy lag).")            \
     I(actor, index_offset, 0, 0, 4194302,                                                          \

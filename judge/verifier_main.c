@@ -35,7 +35,8 @@ typedef struct counters {
 
 typedef struct verifier {
     pv_role_ctx_t rc;
-    pv_role_kit_t k; /* environment, policy, weights in */
+    pv_role_kit_t k;    /* environment, policy, weights in */
+    pv_env_pool_t pool; /* a job's continuations at once (actor.batch) */
     pv_worker_t *worker;
     pv_wire_dec_t *dec;
     pv_arena_t *dec_arena, *arena, *keep;
@@ -134,6 +135,9 @@ static pv_err_t s_setup(void *self, pv_errmsg_t *em)
     if (pv_wire_dec_new(NULL, &V->dec) != PV_OK || pv_arena_new(0, 0, &V->dec_arena) != PV_OK ||
         pv_arena_new(0, 0, &V->arena) != PV_OK || pv_arena_new(0, 0, &V->keep) != PV_OK)
         return PV_ERR_NOMEM;
+    size_t nb = pv_rollout_batch(V->rc.cfg.actor.batch, (size_t)V->rc.cfg.prover.k);
+    if (pv_env_pool_init(&V->pool, V->k.model, V->k.env, V->k.policy, nb) != PV_OK)
+        return pv_errf(em, PV_ERR_NOMEM, "no memory for %zu environments (actor.batch)", nb);
     pv_wire_buf_init(&V->buf, 0);
     V->external = V->rc.world.learner_rank < 0;
     V->ctx = (pv_vjob_ctx_t){
@@ -144,6 +148,8 @@ static pv_err_t s_setup(void *self, pv_errmsg_t *em)
         .arena = V->arena,
         .keep = V->keep,
         .verifier_id = V->external ? (uint32_t)getpid() : (uint32_t)V->rc.world.index,
+        .envs = V->pool.envs,
+        .n_envs = V->pool.n,
     };
     pv_bclient_opts_t o;
     pv_role_bclient_opts(&V->rc, "verifier", &o);
@@ -162,6 +168,7 @@ static void s_teardown(void *self)
     pv_arena_destroy(&V->keep);
     pv_arena_destroy(&V->dec_arena);
     pv_wire_dec_destroy(&V->dec);
+    pv_env_pool_free(&V->pool);
     pv_role_kit_free(&V->k);
 }
 

@@ -54,7 +54,37 @@ pv_err_t pv_vjob_run(const pv_vjob_ctx_t *ctx, const pv_wire_verify_job_t *job,
     pv_wire_trajectory_t *conts = keep ? pv_arena_calloc(ctx->keep, job->k, sizeof *conts) : NULL;
     if (keep && !conts)
         return pv_errf(em, PV_ERR_NOMEM, "verify job: no room for %u continuations", job->k);
-    for (uint32_t i = 0; i < job->k; i++) {
+    bool batch = ctx->n_envs >= 2 && pv_policy_batches(ctx->policy);
+    for (uint32_t i = 0; batch && i < job->k;) {
+        size_t m = job->k - i < ctx->n_envs ? job->k - i : ctx->n_envs;
+        if (m > PV_ROLLOUT_MAX_BATCH)
+            m = PV_ROLLOUT_MAX_BATCH;
+        pv_arena_t *a = keep ? ctx->keep : ctx->arena;
+        if (!keep)
+            pv_arena_reset(a);
+        pv_rng_t r[PV_ROLLOUT_MAX_BATCH], *rp[PV_ROLLOUT_MAX_BATCH];
+        bool won[PV_ROLLOUT_MAX_BATCH];
+        double reward[PV_ROLLOUT_MAX_BATCH];
+        pv_traj_t cont[PV_ROLLOUT_MAX_BATCH];
+        for (size_t j = 0; j < m; j++) { /* continuation i + j's own stream */
+            pv_rng_seed(&r[j], pv_rng_u64(&rng), i + j);
+            rp[j] = &r[j];
+        }
+        rc = pv_rollout_from_state_n(ctx->model, ctx->envs, m, &start, ctx->policy, ctx->work, rp,
+                                     &ro, a, won, reward, &cost, keep ? cont : NULL, em);
+        for (size_t j = 0; rc == PV_OK && j < m; j++) {
+            if (keep) {
+                cont[j].state_keys = NULL; /* not sent: the learner trains on the steps only */
+                rc = pv_traj_to_wire(&cont[j], false, a, &conts[i + j], NULL, em);
+            }
+            wins += won[j];
+            rewards += reward[j];
+        }
+        if (rc != PV_OK)
+            return rc;
+        i += (uint32_t)m;
+    }
+    for (uint32_t i = 0; !batch && i < job->k; i++) {
         pv_arena_t *a = keep ? ctx->keep : ctx->arena;
         if (!keep)
             pv_arena_reset(a);

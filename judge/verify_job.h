@@ -7,7 +7,10 @@
  * (common/traj/rollout.h, pv_rollout_from_state), each played to the end of the episode or the
  * step limit (max_steps counted from the start of the episode, so t steps are spent
  * already), and reports how many ended in success, with the cost (environment steps and
- * policy tokens) counted apart from rollouts.
+ * policy tokens) counted apart from rollouts. With a pool of environments and a policy that
+ * batches (the transformer), the continuations are sampled n_envs at a time in lockstep
+ * (pv_rollout_from_state_n), each from its own stream seeded with a draw of the job's; one
+ * after the other, they all draw from the job's stream.
  *
  */
 #ifndef PV_JUDGE_VERIFY_JOB_H
@@ -35,10 +38,13 @@ typedef struct pv_vjob_ctx {
     pv_env_t *env;
     const pv_policy_t *policy;
     pv_policy_work_t *work;
-    pv_arena_t *arena; /* reset per continuation */
+    pv_arena_t *arena; /* reset per continuation (per lockstep batch of them) */
     pv_arena_t *keep;  /* the continuations a job wants back (want_continuations), and their
                           wire form; reset by the caller per job (NULL: never sent back) */
     uint32_t verifier_id;
+    pv_env_t *const *envs; /* (n_envs) a pool (rollout.h pv_env_pool_t) for sampling n_envs
+                              continuations at once; n_envs < 2: one after the other on env */
+    size_t n_envs;
 } pv_vjob_ctx_t;
 
 /* Run `job`: check it is for this environment family, build the view, sample job->k

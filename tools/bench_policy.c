@@ -2,6 +2,8 @@
  *
  *   prover-bench-policy [n_cands=30] [history_steps=50] [seconds=1.0]
  *   prover-bench-policy transformer ...   the transformer (tools/bench_transformer.h)
+ *   prover-bench-policy group ...         a group's episodes one by one or in lockstep
+ *                                         (tools/bench_group.h)
  *
  * Builds an ALFWorld-like context (a task, `history_steps` observation/action pairs, the
  * current observation) and `n_cands` admissible actions, then measures act() (sampling)
@@ -15,6 +17,7 @@
 
 #include "common/clock.h"
 #include "common/policy/policy.h"
+#include "tools/bench_group.h"
 #include "tools/bench_transformer.h"
 
 static const char *const s_recs[] = {"cabinet",    "countertop", "drawer", "fridge",
@@ -26,6 +29,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "transformer") == 0)
         return pv_bench_transformer(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "group") == 0)
+        return pv_bench_group(argc - 1, argv + 1);
     size_t nc = argc > 1 ? (size_t)atoi(argv[1]) : 30, hs = argc > 2 ? (size_t)atoi(argv[2]) : 50;
     double secs = argc > 3 ? atof(argv[3]) : 1.0;
     if (nc < 1 || nc > 512) {

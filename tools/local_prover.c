@@ -21,6 +21,7 @@
 typedef struct s_lane {
     pv_jg_opts_t jo; /* the judge's options, with this lane's environment for the oracle */
     pv_env_t *env;
+    pv_env_pool_t pool; /* a group's episodes, a job's continuations at once (actor.batch) */
     pv_policy_work_t *work;
     bool owns;
     pv_actor_ctx_t actor;
@@ -67,6 +68,9 @@ static pv_err_t s_lane_init(pv_local_t *L, s_lane_t *ln, pv_env_t *env, pv_polic
     ln->jo = L->jo;
     if (ln->jo.env) /* the oracle judge and measure_precision restore states into it */
         ln->jo.env = env;
+    size_t K = (size_t)L->cfg.prover.k, nb = pv_rollout_batch(L->cfg.actor.batch, G > K ? G : K);
+    if (pv_env_pool_init(&ln->pool, L->model, env, L->trainer->policy, nb) != PV_OK)
+        return PV_ERR_NOMEM;
     ln->trajs = calloc(G, sizeof *ln->trajs);
     if (!ln->trajs || pv_arena_new(1u << 20, 0, &ln->play) != PV_OK ||
         pv_arena_new(1u << 16, 0, &ln->wire) != PV_OK ||
@@ -83,7 +87,9 @@ static pv_err_t s_lane_init(pv_local_t *L, s_lane_t *ln, pv_env_t *env, pv_polic
                                  .arena = ln->play,
                                  .save_states = L->tc.plan.save_states,
                                  .task_keys = L->tc.plan.keys == PV_STATE_KEY_TASK,
-                                 .max_steps = (uint32_t)L->cfg.env.max_steps};
+                                 .max_steps = (uint32_t)L->cfg.env.max_steps,
+                                 .envs = ln->pool.envs,
+                                 .n_envs = ln->pool.n};
     return PV_OK;
 }
 
@@ -97,6 +103,7 @@ static void s_lane_fini(s_lane_t *ln)
     pv_arena_destroy(&ln->wire);
     pv_arena_destroy(&ln->play);
     free(ln->trajs);
+    pv_env_pool_free(&ln->pool);
     if (ln->owns) {
         pv_policy_work_destroy(&ln->work);
         pv_env_destroy(&ln->env);
@@ -227,7 +234,9 @@ static pv_err_t s_judge(pv_local_t *L, s_lane_t *ln, uint64_t seq, const uint8_t
                         .policy = L->trainer->policy,
                         .work = ln->work,
                         .arena = ln->cont,
-                        .keep = ln->judge};
+                        .keep = ln->judge,
+                        .envs = ln->pool.envs,
+                        .n_envs = ln->pool.n};
     for (size_t j = 0; rc == PV_OK && j < g.n_jobs; j++) {
         uint64_t id = pv_verify_job_id(0, (uint32_t)seq, (uint32_t)j);
         pv_wire_verify_job_t job;

@@ -20,8 +20,9 @@
  *   a caller buffer given dL/dlogp (and dL/dentropy) per position;
  * - evaluation: pv_tf_logits, the same forward returning raw logits;
  * - generation: a pv_tf_cache_t of KV caches (slots); pv_tf_prefill appends a prompt to a
- *   slot, pv_tf_cache_copy shares a prompt between slots, pv_tf_decode appends one token to
- *   each of B slots in one batched step, pv_tf_sample draws the next token and its log-prob.
+ *   slot (pv_tf_prefill_batch: to each of B slots, packed into shared steps),
+ *   pv_tf_cache_copy shares a prompt between slots, pv_tf_decode appends one token to each of
+ *   B slots in one batched step, pv_tf_sample draws the next token and its log-prob.
  *
  * Threads: the model is only read by these calls, so threads may share one model with one
  * work / cache each (and their own gradient buffer). BLAS threads: see pv_tf_opts_t.
@@ -210,6 +211,17 @@ void pv_tf_cache_truncate(pv_tf_cache_t *c, size_t slot, size_t n);
  * (bad slot, n == 0), PV_ERR_LIMIT (the slot would pass max_T), PV_ERR_RANGE (bad token). */
 pv_err_t pv_tf_prefill(const pv_tf_t *m, pv_tf_cache_t *c, size_t slot, const uint32_t *tokens,
                        size_t n, float *logits, pv_errmsg_t *em);
+
+/* pv_tf_prefill for B sequences at once: tokens[b] (n[b] >= 1 of them) are appended to slot
+ * slots[b] (distinct slots), packed into steps of up to 256 rows (at most 64 per sequence and
+ * step) so the linear layers see several sequences' rows in one matrix product; logits
+ * (B, V) receive each sequence's next-token logits (may be NULL). The same numbers as B
+ * pv_tf_prefill calls up to the last bits of the larger products. Errors as pv_tf_prefill
+ * (checked for every sequence before any is appended), PV_ERR_INVAL (B == 0, B > n_slots,
+ * a slot given twice). Allocates nothing. */
+pv_err_t pv_tf_prefill_batch(const pv_tf_t *m, pv_tf_cache_t *c, const size_t *slots,
+                             const uint32_t *const *tokens, const size_t *n, size_t B,
+                             float *logits, pv_errmsg_t *em);
 
 /* As pv_tf_prefill, but logits (n, V) are the next-token logits after every appended token:
  * the sequence log-prob of a candidate continuation (an admissible action) scored against a

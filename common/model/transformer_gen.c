@@ -2,7 +2,9 @@
  *
  * One inference step runs a set of row groups through the layers together: group g is n_g
  * consecutive tokens appended to slot s_g at positions len[s_g] .. len[s_g] + n_g - 1. A
- * prefill chunk is one group of up to S_CHUNK rows; a decode step is B groups of one row.
+ * prefill chunk is one group of up to S_CHUNK rows; a batched prefill packs the new tokens
+ * of several slots into steps of up to S_ROWS rows (one group of up to S_CHUNK rows per slot
+ * and step); a decode step is B groups of one row.
  * The linear layers see all rows at once (one matrix product for the batch); RoPE, the cache
  * writes and attention go group by group against the group's own slot.
  */
@@ -13,10 +15,11 @@
 #include "common/model/transformer.h"
 #include "common/model/transformer_impl.h"
 
-#define S_CHUNK 64 /* prefill rows per step */
+#define S_CHUNK 64  /* prefill rows per group (the attention scratch) */
+#define S_ROWS  256 /* rows per step of a batched prefill */
 
 struct pv_tf_cache {
-    size_t n_slots, max_T, R; /* R: scratch rows, max(n_slots, S_CHUNK) */
+    size_t n_slots, max_T, R; /* R: scratch rows, max(n_slots, S_CHUNK, S_ROWS if n_slots > 1) */
     size_t L, kd;             /* layers, KV*D */
     size_t *len;              /* (n_slots) */
     float *k, *v;             /* (n_slots, L, max_T, KV*D) after q/k norm and RoPE */
@@ -31,6 +34,9 @@ struct pv_tf_cache {
     float *att;             /* (H, S_CHUNK, max_T) */
     float *last;            /* (R, C) the last row of each group */
     size_t *gslot, *gn;     /* (R) groups: slot and row count */
+    float **gout;           /* (R) where each group's last-row logits go (NULL: nowhere) */
+    uint32_t *gtok;         /* (R) a batched prefill step's tokens */
+    size_t *pstart;         /* (n_slots) a batched prefill: each slot's length at entry */
     pv_tf_agroup_t *groups; /* (R) their attention groups */
 };
 
@@ -52,6 +58,8 @@ pv_err_t pv_tf_cache_new(const pv_tf_t *m, size_t n_slots, size_t max_T, pv_tf_c
     s->n_slots = n_slots;
     s->max_T = max_T;
     s->R = n_slots > S_CHUNK ? n_slots : S_CHUNK;
+    if (n_slots > 1 && s->R < S_ROWS) /* room to pack several slots' prompts in one step */
+        s->R = S_ROWS;
     s->L = L;
     s->kd = KD;
     size_t R = s->R, kv = n_slots * L * max_T * KD;
@@ -81,7 +89,11 @@ pv_err_t pv_tf_cache_new(const pv_tf_t *m, size_t n_slots, size_t max_T, pv_tf_c
     s->gslot = calloc(R, sizeof *s->gslot);
     s->gn = calloc(R, sizeof *s->gn);
     s->groups = calloc(R, sizeof *s->groups);
-    if (!s->mem || !s->len || !s->gslot || !s->gn || !s->groups) {
+    s->gout = calloc(R, sizeof *s->gout);
+    s->gtok = calloc(R, sizeof *s->gtok);
+    s->pstart = calloc(n_slots, sizeof *s->pstart);
+    if (!s->mem || !s->len || !s->gslot || !s->gn || !s->groups || !s->gout || !s->gtok ||
+        !s->pstart) {
         pv_tf_cache_destroy(&s);
         return pv_errf(em, PV_ERR_NOMEM, "transformer cache: no memory for %zu MiB",
                        at * sizeof(float) >> 20);
@@ -105,6 +117,9 @@ void pv_tf_cache_destroy(pv_tf_cache_t **cp)
     free(s->gslot);
     free(s->gn);
     free(s->groups);
+    free(s->gout);
+    free(s->gtok);
+    free(s->pstart);
     free(s);
     *cp = NULL;
 }
@@ -152,8 +167,9 @@ void pv_tf_cache_copy(pv_tf_cache_t *c, size_t dst, size_t src)
 }
 
 /* Runs the groups (c->gslot, c->gn, n_groups) with tokens (sum gn) through the model and
- * appends them to their slots; logits (n_groups, V) of each group's last row, or (n, V) of
- * every row when `all`, or none when logits is NULL. */
+ * appends them to their slots; with `all`, logits (n, V) of every row; else the logits (V) of
+ * each group's last row go to c->gout[g] (NULL: not computed), one product per run of groups
+ * whose outputs are consecutive rows. */
 static void s_step(const pv_tf_t *m, pv_tf_cache_t *c, const uint32_t *tokens, size_t n_groups,
                    float *logits, int all)
 {
@@ -196,17 +212,28 @@ static void s_step(const pv_tf_t *m, pv_tf_cache_t *c, const uint32_t *tokens, s
     }
     for (size_t g = 0; g < n_groups; g++)
         c->len[c->gslot[g]] += c->gn[g];
-    if (!logits)
-        return;
     if (all) {
-        pv_k_rmsnorm_fwd(c->ln, c->rstd, c->x, P + m->o_norm, n, C, eps);
-        pv_k_matmul_fwd(logits, c->ln, P + m->o_head, NULL, n, C, cf->vocab_size);
+        if (logits) {
+            pv_k_rmsnorm_fwd(c->ln, c->rstd, c->x, P + m->o_norm, n, C, eps);
+            pv_k_matmul_fwd(logits, c->ln, P + m->o_head, NULL, n, C, cf->vocab_size);
+        }
         return;
     }
-    for (size_t g = 0, r = 0; g < n_groups; r += c->gn[g++])
-        memcpy(c->last + g * C, c->x + (r + c->gn[g] - 1) * C, C * sizeof(float));
-    pv_k_rmsnorm_fwd(c->last, c->rstd, c->last, P + m->o_norm, n_groups, C, eps);
-    pv_k_matmul_fwd(logits, c->last, P + m->o_head, NULL, n_groups, C, cf->vocab_size);
+    size_t V = cf->vocab_size;
+    for (size_t g = 0, r = 0; g < n_groups;) {
+        if (!c->gout[g]) {
+            r += c->gn[g++];
+            continue;
+        }
+        size_t k = 0; /* a run of groups writing consecutive rows */
+        for (; g + k < n_groups && c->gout[g + k] == c->gout[g] + k * V; k++) {
+            memcpy(c->last + k * C, c->x + (r + c->gn[g + k] - 1) * C, C * sizeof(float));
+            r += c->gn[g + k];
+        }
+        pv_k_rmsnorm_fwd(c->last, c->rstd, c->last, P + m->o_norm, k, C, eps);
+        pv_k_matmul_fwd(c->gout[g], c->last, P + m->o_head, NULL, k, C, V);
+        g += k;
+    }
 }
 
 static pv_err_t s_tokens_ok(const pv_tf_t *m, const uint32_t *tokens, size_t n, pv_errmsg_t *em)
@@ -240,6 +267,7 @@ static pv_err_t s_append(const pv_tf_t *m, pv_tf_cache_t *c, size_t slot, const 
                      : all         ? logits + at * m->cfg.vocab_size
                      : at + k == n ? logits
                                    : NULL;
+        c->gout[0] = out;
         s_step(m, c, tokens + at, 1, out, all);
     }
     return PV_OK;
@@ -276,10 +304,63 @@ pv_err_t pv_tf_decode(const pv_tf_t *m, pv_tf_cache_t *c, const size_t *slots,
                                slots[b]);
         c->gslot[b] = slots[b];
         c->gn[b] = 1;
+        c->gout[b] = logits ? logits + b * m->cfg.vocab_size : NULL;
     }
     pv_err_t rc = s_tokens_ok(m, tokens, B, em);
     if (rc != PV_OK)
         return rc;
     s_step(m, c, tokens, B, logits, 0);
+    return PV_OK;
+}
+
+pv_err_t pv_tf_prefill_batch(const pv_tf_t *m, pv_tf_cache_t *c, const size_t *slots,
+                             const uint32_t *const *tokens, const size_t *n, size_t B,
+                             float *logits, pv_errmsg_t *em)
+{
+    if (B == 0 || B > c->n_slots)
+        return pv_errf(em, PV_ERR_INVAL, "transformer prefill: %zu sequences for %zu slots", B,
+                       c->n_slots);
+    for (size_t b = 0; b < B; b++) {
+        if (slots[b] >= c->n_slots || n[b] == 0)
+            return pv_errf(em, PV_ERR_INVAL, "transformer prefill: slot %zu of %zu, %zu tokens",
+                           slots[b], c->n_slots, n[b]);
+        if (c->len[slots[b]] + n[b] > c->max_T)
+            return pv_errf(em, PV_ERR_LIMIT,
+                           "transformer prefill: slot %zu holds %zu positions, %zu more pass %zu",
+                           slots[b], c->len[slots[b]], n[b], c->max_T);
+        for (size_t e = 0; e < b; e++)
+            if (slots[e] == slots[b])
+                return pv_errf(em, PV_ERR_INVAL, "transformer prefill: slot %zu given twice",
+                               slots[b]);
+        pv_err_t rc = s_tokens_ok(m, tokens[b], n[b], em);
+        if (rc != PV_OK)
+            return rc;
+    }
+    size_t V = m->cfg.vocab_size, done = 0, first = 0, *start = c->pstart;
+    for (size_t b = 0; b < B; b++) /* sequence b's tokens in so far: len - start */
+        start[slots[b]] = c->len[slots[b]];
+    while (done < B) {
+        size_t rows = 0, ng = 0;
+        for (size_t b = first; b < B && rows < c->R; b++) {
+            size_t have = c->len[slots[b]] - start[slots[b]];
+            if (have == n[b])
+                continue;
+            size_t k = n[b] - have;
+            if (k > S_CHUNK)
+                k = S_CHUNK;
+            if (k > c->R - rows)
+                k = c->R - rows;
+            memcpy(c->gtok + rows, tokens[b] + have, k * sizeof *c->gtok);
+            c->gslot[ng] = slots[b];
+            c->gn[ng] = k;
+            c->gout[ng] = logits && have + k == n[b] ? logits + b * V : NULL;
+            done += have + k == n[b];
+            rows += k;
+            ng++;
+        }
+        s_step(m, c, c->gtok, ng, NULL, 0);
+        while (first < B && c->len[slots[first]] - start[slots[first]] == n[first])
+            first++;
+    }
     return PV_OK;
 }

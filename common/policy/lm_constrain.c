@@ -27,41 +27,52 @@ static pv_err_t s_resize(void *p, size_t n, size_t size)
     return PV_OK;
 }
 
-pv_err_t pv_lm_cand_room(pv_lm_work_t *w, size_t n)
+pv_err_t pv_lm_cand_room(pv_lm_cset_t *cs, size_t n)
 {
-    if (n + 1 <= w->cap_cands)
+    if (n + 1 <= cs->cap)
         return PV_OK;
     size_t cap = n + 1;
-    if (s_resize(&w->cand_off, cap, sizeof *w->cand_off) ||
-        s_resize(&w->score, cap, sizeof *w->score) || s_resize(&w->alive, cap, sizeof *w->alive) ||
-        s_resize(&w->allow, cap, sizeof *w->allow) || s_resize(&w->keep, cap, sizeof *w->keep))
+    if (s_resize(&cs->off, cap, sizeof *cs->off) || s_resize(&cs->score, cap, sizeof *cs->score) ||
+        s_resize(&cs->alive, cap, sizeof *cs->alive) ||
+        s_resize(&cs->allow, cap, sizeof *cs->allow) || s_resize(&cs->keep, cap, sizeof *cs->keep))
         return PV_ERR_NOMEM;
-    w->cap_cands = cap;
+    cs->cap = cap;
     return PV_OK;
 }
 
-pv_err_t pv_lm_cands(pv_lm_t *lm, pv_lm_work_t *w, const char *const *cands, size_t n)
+void pv_lm_cset_free(pv_lm_cset_t *cs)
 {
-    pv_err_t rc = pv_lm_cand_room(w, n);
-    w->cand.n = 0;
+    free(cs->ids.ids);
+    free(cs->off);
+    free(cs->score);
+    free(cs->alive);
+    free(cs->allow);
+    free(cs->keep);
+    *cs = (pv_lm_cset_t){0};
+}
+
+pv_err_t pv_lm_cands(pv_lm_t *lm, pv_lm_cset_t *cs, const char *const *cands, size_t n)
+{
+    pv_err_t rc = pv_lm_cand_room(cs, n);
+    cs->ids.n = 0;
     pv_lmp_ids_t one = {0};
     for (size_t c = 0; rc == PV_OK && c < n; c++) {
-        w->cand_off[c] = w->cand.n;
+        cs->off[c] = cs->ids.n;
         if ((rc = pv_lm_action_ids(lm, cands[c], &one)) != PV_OK)
             break;
         size_t k = one.n < lm->max_new ? one.n : lm->max_new;
         for (size_t j = 0; rc == PV_OK && j < k; j++)
-            rc = pv_lmp_push(&w->cand, one.ids[j]);
+            rc = pv_lmp_push(&cs->ids, one.ids[j]);
     }
     free(one.ids);
     if (rc == PV_OK)
-        w->cand_off[n] = w->cand.n;
+        cs->off[n] = cs->ids.n;
     return rc;
 }
 
-void pv_lm_walk_start(pv_lm_walk_t *wk, const pv_lm_work_t *w, size_t n)
+void pv_lm_walk_start(pv_lm_walk_t *wk, const pv_lm_cset_t *cs, size_t n)
 {
-    *wk = (pv_lm_walk_t){.ids = w->cand.ids, .off = w->cand_off, .alive = w->alive, .k = 0};
+    *wk = (pv_lm_walk_t){.ids = cs->ids.ids, .off = cs->off, .alive = cs->alive, .k = 0};
     for (size_t c = 0; c < n; c++)
         wk->alive[wk->n_alive++] = c;
 }

@@ -26,7 +26,9 @@ typedef struct pv_lm {
     pv_policy_tensor_t *table;
 } pv_lm_t;
 
-#define PV_LM_SLOTS 3 /* KV-cache slots of a work: the current conversation and two kept */
+#define PV_LM_SLOTS_KEPT                                                                           \
+    2 /* KV-cache slots a work keeps beyond one per conversation of its                            \
+         largest batch (the group's first prompt, a restart's prefix) */
 
 typedef struct pv_lm_slot {
     pv_lmp_ids_t ids; /* the tokens the slot's KV cache holds */
@@ -61,28 +63,69 @@ typedef struct pv_lm_at {
     size_t seq, pos, out; /* out: offset of its log-probs in the caller's arrays */
 } pv_lm_at_t;
 
+/* The candidates of one decision as token sequences, and the trie walk's scratch over them
+ * (lm_constrain.c). */
+typedef struct pv_lm_cset {
+    pv_lmp_ids_t ids; /* every candidate's tokens, one after another */
+    size_t *off;      /* (cap) candidate c is ids.ids[off[c] .. off[c + 1]) */
+    double *score;    /* (cap) rank: sequence log-probs */
+    size_t *alive;    /* (cap) constrain: the candidates the trie walk is still on */
+    uint32_t *allow;  /* (cap) constrain: the allowed next ids */
+    float *keep;      /* (cap) pv_k_mask's scratch */
+    size_t cap;
+} pv_lm_cset_t;
+
+/* A walk down the trie of the candidates' token sequences (decode = constrain): after k
+ * tokens, the candidates whose first k tokens are those tokens. */
+typedef struct pv_lm_walk {
+    const uint32_t *ids; /* cs->ids.ids */
+    const size_t *off;   /* cs->off */
+    size_t *alive;       /* (n) cs->alive: the candidates still on the path */
+    size_t n_alive;
+    size_t k; /* tokens walked */
+} pv_lm_walk_t;
+
+/* One conversation of an act (a batch holds one per decision): its context, the cache slot
+ * it is in, its candidates and what it generates. */
+typedef struct pv_lm_gen {
+    pv_lmp_ids_t ctx;
+    pv_lm_cset_t cs;
+    pv_lm_walk_t wk;
+    size_t slot;
+    size_t have;          /* tokens of ctx the slot held before this act (the rest is new) */
+    uint32_t *gen;        /* (max_new) generated tokens */
+    float *gen_lp;        /* (max_new) their behaviour log-probs */
+    char *reply, *action; /* (text_cap) the decoded reply, the parsed action */
+    double lp_sum, ent;
+    size_t k;  /* tokens generated */
+    bool done; /* the action is written */
+} pv_lm_gen_t;
+
 typedef struct pv_lm_work {
     /* acting */
     pv_tf_cache_t *cache;
-    pv_lm_slot_t slot[PV_LM_SLOTS];
+    pv_lm_slot_t *slot; /* (n_slots) */
+    size_t n_slots;
+    uint8_t *claimed;      /* (n_slots) free, or taken by a conversation of the current batch */
+    size_t pend0, n_pend;  /* conversations pend0 .. + n_pend claimed and not yet prefilled */
+    const uint32_t **ptok; /* (cap_gens) a batched prefill's token runs and their lengths */
+    size_t *pcnt;
     uint64_t clock;
     uint64_t cache_gen; /* the policy's generation the cache was filled at */
-    float *logits;      /* (V) the next token's logits */
-    float *rows;        /* (rows_cap, V) rank: the logits after each candidate token */
+    pv_lm_gen_t *gens;  /* (cap_gens) one per conversation of a batch */
+    size_t cap_gens;
+    float *logits;  /* (cap_gens, V) each conversation's next-token logits */
+    float *dlogits; /* (cap_gens, V) pv_tf_decode's output */
+    size_t *dslot;  /* (cap_gens) a decode step's slots, tokens, conversations */
+    uint32_t *dtok;
+    size_t *dgen;
+    float *rows; /* (rows_cap, V) rank: the logits after each candidate token */
     size_t rows_cap;
-    pv_lmp_ids_t ctx;  /* the current context */
-    pv_lmp_ids_t cand; /* rank: every candidate's tokens, one after another */
-    size_t *cand_off;  /* (cap_cands + 1) */
-    float *cand_lp;    /* (cand.cap) per-token log-probs */
-    double *score;     /* (cap_cands) sequence log-probs */
-    size_t cap_cands, cand_lp_cap;
-    size_t *alive;        /* (cap_cands) constrain: the candidates the trie walk is still on */
-    uint32_t *allow;      /* (cap_cands) constrain: the allowed next ids */
-    float *keep;          /* (cap_cands) pv_k_mask's scratch */
-    float *mrow;          /* (V) rank under constrain: a masked copy of a logits row */
-    uint32_t *gen;        /* (max_new) generated tokens */
-    float *gen_lp;        /* (max_new) */
-    char *reply, *action; /* decoded reply, parsed action */
+    pv_lmp_ids_t ctx; /* training: the current context */
+    pv_lm_cset_t cs;  /* training (constrain's allowed ids) */
+    float *cand_lp;   /* (cand_lp_cap) rank: per-token log-probs of gens[0]'s candidates */
+    size_t cand_lp_cap;
+    float *mrow; /* (V) rank under constrain: a masked copy of a logits row */
     size_t text_cap;
     /* training */
     pv_lm_lane_t lane[PV_LM_MAX_LANES];
@@ -130,27 +173,19 @@ void pv_lm_train_free(pv_lm_work_t *w);
  * Errors: PV_ERR_NOMEM. */
 pv_err_t pv_lm_action_ids(pv_lm_t *lm, const char *text, pv_lmp_ids_t *out);
 
-/* Room in w's candidate scratch (cand_off, score, alive, allow, keep) for n candidates.
- * Errors: PV_ERR_NOMEM. */
-pv_err_t pv_lm_cand_room(pv_lm_work_t *w, size_t n);
+/* Room in a candidate set for n candidates. Errors: PV_ERR_NOMEM. */
+pv_err_t pv_lm_cand_room(pv_lm_cset_t *cs, size_t n);
+
+/* Free a candidate set's arrays (the struct itself is the caller's). */
+void pv_lm_cset_free(pv_lm_cset_t *cs);
 
 /* Every candidate's tokens (its text encoded and <|im_end|>, cut at max_new tokens, as a
- * generated action is) one after another into w->cand, candidate c at
- * w->cand.ids[w->cand_off[c] .. w->cand_off[c + 1]). Errors: PV_ERR_NOMEM. */
-pv_err_t pv_lm_cands(pv_lm_t *lm, pv_lm_work_t *w, const char *const *cands, size_t n);
+ * generated action is) one after another into cs, candidate c at
+ * cs->ids.ids[cs->off[c] .. cs->off[c + 1]). Errors: PV_ERR_NOMEM. */
+pv_err_t pv_lm_cands(pv_lm_t *lm, pv_lm_cset_t *cs, const char *const *cands, size_t n);
 
-/* A walk down the trie of the candidates' token sequences (decode = constrain): after k
- * tokens, the candidates whose first k tokens are those tokens. */
-typedef struct pv_lm_walk {
-    const uint32_t *ids; /* w->cand.ids */
-    const size_t *off;   /* w->cand_off */
-    size_t *alive;       /* (n) w->alive: the candidates still on the path */
-    size_t n_alive;
-    size_t k; /* tokens walked */
-} pv_lm_walk_t;
-
-/* Start at the root over the n candidates pv_lm_cands encoded into w (borrows w's arrays). */
-void pv_lm_walk_start(pv_lm_walk_t *wk, const pv_lm_work_t *w, size_t n);
+/* Start at the root over the n candidates pv_lm_cands encoded into cs (borrows its arrays). */
+void pv_lm_walk_start(pv_lm_walk_t *wk, const pv_lm_cset_t *cs, size_t n);
 /* The distinct next ids of the alive candidates (the k-th token of each that has one), in
  * first-seen order, into allow (room for n_alive ids); returns their count (0: every alive
  * candidate ended, or none is alive). */

@@ -34,12 +34,20 @@
  * log-prob 0 and entropy 0). The learner rebuilds the same masks from the step's candidates
  * (lm_train.c). pv_policy_logprobs gives each candidate's log-prob under this process.
  *
- * KV cache. A work keeps PV_LM_SLOTS slots with the tokens each holds. A new context goes
- * to the slot sharing its longest prefix; when that slot holds more than the shared part
- * (another episode of the group, another continuation from a state, a window restart), the
- * shared prefix is copied to the least recently used other slot and the new tokens are
- * prefilled there, so the slot with the group's first prompt survives for its next episode.
- * Only the tokens after the shared prefix are computed.
+ * Batches (pv_policy_act_batch). B decisions at once, one conversation each (the G episodes
+ * of a group, the K continuations of a verification job): every context is prefilled into a
+ * slot of its own, then the actions are written in lockstep, one batched pv_tf_decode per
+ * token for every conversation still writing, each drawing from its own stream; decode =
+ * rank scores the conversations one after the other. Conversation b gets exactly what act
+ * gives it alone, up to the last bits of the batched products.
+ *
+ * KV cache. A work keeps one slot per conversation of its largest batch and
+ * PV_LM_SLOTS_KEPT more, with the tokens each holds. A new context goes to the slot sharing
+ * its longest prefix; when that slot holds more than the shared part (another episode of the
+ * group, another continuation from a state, a window restart) or an earlier conversation of
+ * the batch has it, the shared prefix is copied to the least recently used free slot and the
+ * new tokens are prefilled there, so the slot with the group's first prompt survives for its
+ * next episode. Only the tokens after the shared prefix are computed.
  */
 #include <jansson.h>
 #include <math.h>
@@ -260,31 +268,99 @@ static pv_err_t s_build(pv_policy_t *p, pv_errmsg_t *em)
     return PV_OK;
 }
 
+static void s_gen_free(pv_lm_gen_t *g)
+{
+    free(g->ctx.ids);
+    pv_lm_cset_free(&g->cs);
+    free(g->gen);
+    free(g->gen_lp);
+    free(g->reply);
+    free(g->action);
+}
+
 static void s_work_destroy(void *w_)
 {
     pv_lm_work_t *w = w_;
     if (!w)
         return;
     pv_tf_cache_destroy(&w->cache);
-    for (int s = 0; s < PV_LM_SLOTS; s++)
+    for (size_t s = 0; s < w->n_slots; s++)
         free(w->slot[s].ids.ids);
+    free(w->slot);
+    free(w->claimed);
+    for (size_t i = 0; i < w->cap_gens; i++)
+        s_gen_free(&w->gens[i]);
+    free(w->gens);
     free(w->logits);
+    free(w->dlogits);
+    free(w->dslot);
+    free(w->dtok);
+    free(w->dgen);
+    free(w->ptok);
+    free(w->pcnt);
     free(w->rows);
     free(w->ctx.ids);
-    free(w->cand.ids);
-    free(w->cand_off);
+    pv_lm_cset_free(&w->cs);
     free(w->cand_lp);
-    free(w->score);
-    free(w->alive);
-    free(w->allow);
-    free(w->keep);
     free(w->mrow);
-    free(w->gen);
-    free(w->gen_lp);
-    free(w->reply);
-    free(w->action);
     pv_lm_train_free(w);
     free(w);
+}
+
+/* *p resized to n elements of `size` bytes (unchanged on failure). */
+static pv_err_t s_resize(void *p, size_t n, size_t size)
+{
+    void *q = realloc(*(void **)p, n * size);
+    if (!q)
+        return PV_ERR_NOMEM;
+    *(void **)p = q;
+    return PV_OK;
+}
+
+/* Room in w for B conversations: their scratch, and B + PV_LM_SLOTS_KEPT cache slots (a
+ * cache that must grow is made anew, forgetting what it held). Errors: PV_ERR_NOMEM. */
+static pv_err_t s_room(const pv_lm_t *lm, pv_lm_work_t *w, size_t B)
+{
+    size_t V = lm->V;
+    if (B > w->cap_gens) {
+        if (s_resize(&w->gens, B, sizeof *w->gens) || s_resize(&w->logits, B * V, sizeof(float)) ||
+            s_resize(&w->dlogits, B * V, sizeof(float)) ||
+            s_resize(&w->dslot, B, sizeof *w->dslot) || s_resize(&w->dtok, B, sizeof *w->dtok) ||
+            s_resize(&w->dgen, B, sizeof *w->dgen) || s_resize(&w->ptok, B, sizeof *w->ptok) ||
+            s_resize(&w->pcnt, B, sizeof *w->pcnt))
+            return PV_ERR_NOMEM;
+        while (w->cap_gens < B) {
+            pv_lm_gen_t *g = &w->gens[w->cap_gens];
+            *g = (pv_lm_gen_t){0};
+            g->gen = malloc(lm->max_new * sizeof *g->gen);
+            g->gen_lp = malloc(lm->max_new * sizeof *g->gen_lp);
+            g->reply = malloc(w->text_cap);
+            g->action = malloc(w->text_cap);
+            if (!g->gen || !g->gen_lp || !g->reply || !g->action) {
+                s_gen_free(g);
+                return PV_ERR_NOMEM;
+            }
+            w->cap_gens++;
+        }
+    }
+    size_t need = B + PV_LM_SLOTS_KEPT;
+    if (need <= w->n_slots)
+        return PV_OK;
+    pv_tf_cache_t *c = NULL;
+    if (s_resize(&w->claimed, need, sizeof *w->claimed) ||
+        s_resize(&w->slot, need, sizeof *w->slot) ||
+        pv_tf_cache_new(lm->model, need, lm->max_context, &c, NULL) != PV_OK)
+        return PV_ERR_NOMEM;
+    for (size_t s = w->n_slots; s < need; s++)
+        w->slot[s] = (pv_lm_slot_t){0};
+    for (size_t s = 0; s < need; s++) {
+        w->slot[s].ids.n = 0;
+        w->slot[s].used = 0;
+    }
+    pv_tf_cache_destroy(&w->cache);
+    w->cache = c;
+    w->n_slots = need;
+    return PV_OK;
 }
 
 static pv_err_t s_work_new(const pv_policy_t *p, void **out)
@@ -294,14 +370,8 @@ static pv_err_t s_work_new(const pv_policy_t *p, void **out)
     if (!w)
         return PV_ERR_NOMEM;
     w->text_cap = 8 * lm->max_new * 16 + 64;
-    w->logits = malloc(lm->V * sizeof *w->logits);
     w->mrow = malloc(lm->V * sizeof *w->mrow);
-    w->gen = malloc(lm->max_new * sizeof *w->gen);
-    w->gen_lp = malloc(lm->max_new * sizeof *w->gen_lp);
-    w->reply = malloc(w->text_cap);
-    w->action = malloc(w->text_cap);
-    if (!w->logits || !w->mrow || !w->gen || !w->gen_lp || !w->reply || !w->action ||
-        pv_tf_cache_new(lm->model, PV_LM_SLOTS, lm->max_context, &w->cache, NULL) != PV_OK) {
+    if (!w->mrow || s_room(lm, w, 1) != PV_OK) {
         s_work_destroy(w);
         return PV_ERR_NOMEM;
     }
@@ -350,7 +420,7 @@ static void s_cache_check(const pv_policy_t *p, pv_lm_work_t *w)
 {
     if (w->cache_gen == p->generation)
         return;
-    for (size_t s = 0; s < PV_LM_SLOTS; s++) {
+    for (size_t s = 0; s < w->n_slots; s++) {
         pv_tf_cache_reset(w->cache, s);
         w->slot[s].ids.n = 0;
         w->slot[s].used = 0;
@@ -358,51 +428,99 @@ static void s_cache_check(const pv_policy_t *p, pv_lm_work_t *w)
     w->cache_gen = p->generation;
 }
 
-/* Bring w->ctx into a cache slot (see the header: the slot with the longest shared prefix,
- * or a copy of that prefix in the least recently used other slot) and prefill what is new;
- * w->logits receives the next token's logits. *slot_out: the slot used. */
-static pv_err_t s_prefill(const pv_lm_t *lm, pv_lm_work_t *w, size_t *slot_out, pv_errmsg_t *em)
+/* w->claimed[s]: free for this batch, or claimed by one of its conversations (its KV rows
+ * prefilled, or still pending: the slot's ids already hold the whole context). */
+enum { S_FREE = 0, S_CLAIMED = 1, S_PENDING = 2 };
+
+/* Is slot s a better source for a context than slot b, sharing l and bl tokens with it? A
+ * longer shared prefix; at equal length a free slot, then one already prefilled, then the
+ * more recently used. */
+static bool s_better(const pv_lm_work_t *w, size_t s, size_t l, size_t b, size_t bl)
 {
-    const pv_lmp_ids_t *c = &w->ctx;
+    if (l != bl)
+        return l > bl;
+    if (w->claimed[s] != w->claimed[b])
+        return w->claimed[s] < w->claimed[b];
+    return w->slot[s].used > w->slot[b].used;
+}
+
+/* Prefill the pending conversations w->gens[w->pend0 .. + w->n_pend) (consecutive) in one
+ * pv_tf_prefill_batch: each its context's tokens from g->have on, its next-token logits into
+ * its row of w->logits. */
+static pv_err_t s_flush(const pv_lm_t *lm, pv_lm_work_t *w, pv_errmsg_t *em)
+{
+    size_t n = w->n_pend, b0 = w->pend0;
+    if (n == 0)
+        return PV_OK;
+    for (size_t i = 0; i < n; i++) {
+        const pv_lm_gen_t *g = &w->gens[b0 + i];
+        w->dslot[i] = g->slot;
+        w->ptok[i] = g->ctx.ids + g->have;
+        w->pcnt[i] = g->ctx.n - g->have;
+    }
+    w->n_pend = 0;
+    pv_err_t rc = pv_tf_prefill_batch(lm->model, w->cache, w->dslot, w->ptok, w->pcnt, n,
+                                      w->logits + b0 * lm->V, em);
+    for (size_t i = 0; i < n; i++) {
+        size_t s = w->gens[b0 + i].slot;
+        w->claimed[s] = S_CLAIMED;
+        if (rc != PV_OK) {
+            pv_tf_cache_reset(w->cache, s);
+            w->slot[s].ids.n = 0;
+        }
+    }
+    return rc;
+}
+
+/* Bring conversation b's context (g->ctx) into a cache slot no earlier conversation of the
+ * batch has claimed (see the header: the slot with the longest shared prefix, or a copy of
+ * that prefix in the least recently used free slot) and queue what is new for s_flush
+ * (g->slot, g->have); a prefix copied from a pending slot is prefilled first. */
+static pv_err_t s_prefill(const pv_lm_t *lm, pv_lm_work_t *w, size_t b, pv_errmsg_t *em)
+{
+    pv_lm_gen_t *g = &w->gens[b];
+    const pv_lmp_ids_t *c = &g->ctx;
     size_t best = 0, best_l = 0;
-    for (size_t s = 0; s < PV_LM_SLOTS; s++) {
+    for (size_t s = 0; s < w->n_slots; s++) {
         size_t l = s_lcp(w->slot[s].ids.ids, w->slot[s].ids.n, c->ids, c->n);
-        if (s == 0 || l > best_l || (l == best_l && w->slot[s].used > w->slot[best].used)) {
+        if (s == 0 || s_better(w, s, l, best, best_l)) {
             best = s;
             best_l = l;
         }
     }
     size_t use = best;
-    if (best_l < w->slot[best].ids.n) { /* keep `best` for whoever shares more of it */
-        use = best == 0 ? 1 : 0;
-        for (size_t s = 0; s < PV_LM_SLOTS; s++)
-            if (s != best && w->slot[s].used < w->slot[use].used)
+    if (w->claimed[best] != S_FREE || best_l < w->slot[best].ids.n) {
+        /* keep `best` for whoever shares more of it (or for the conversation that claimed it) */
+        use = SIZE_MAX;
+        for (size_t s = 0; s < w->n_slots; s++)
+            if (s != best && w->claimed[s] == S_FREE &&
+                (use == SIZE_MAX || w->slot[s].used < w->slot[use].used))
                 use = s;
+        if (use == SIZE_MAX) /* s_room keeps PV_LM_SLOTS_KEPT more slots than conversations */
+            return pv_errf(em, PV_ERR_STATE, "transformer: no free cache slot");
+        pv_err_t rc;
+        if (best_l > 0 && w->claimed[best] == S_PENDING && (rc = s_flush(lm, w, em)) != PV_OK)
+            return rc;
         if (best_l > 0)
             pv_tf_cache_copy(w->cache, use, best);
         else
             pv_tf_cache_reset(w->cache, use);
         pv_tf_cache_truncate(w->cache, use, best_l);
-        if (s_copy_ids(&w->slot[use].ids, c->ids, best_l) != PV_OK)
-            return PV_ERR_NOMEM;
     }
     size_t have = best_l;
     if (have == c->n) /* nothing new: prefill the last token again for its logits */
         have--;
     pv_tf_cache_truncate(w->cache, use, have);
     pv_lm_slot_t *sl = &w->slot[use];
-    sl->ids.n = have;
-    sl->used = ++w->clock;
-    pv_err_t rc =
-        pv_tf_prefill(lm->model, w->cache, use, c->ids + have, c->n - have, w->logits, em);
-    if (rc != PV_OK) {
-        pv_tf_cache_reset(w->cache, use);
-        sl->ids.n = 0;
-        return rc;
-    }
     if (s_copy_ids(&sl->ids, c->ids, c->n) != PV_OK)
         return PV_ERR_NOMEM;
-    *slot_out = use;
+    sl->used = ++w->clock;
+    w->claimed[use] = S_PENDING;
+    g->slot = use;
+    g->have = have;
+    if (w->n_pend == 0)
+        w->pend0 = b;
+    w->n_pend++;
     return PV_OK;
 }
 
@@ -424,117 +542,145 @@ static double s_entropy(const float *z, size_t V, float inv_t)
     return h;
 }
 
-/* The reply text of the generated tokens, parsed into the action; choice among cands. */
-static void s_finish(const pv_policy_t *p, pv_lm_work_t *w, size_t n_gen, const char *const *cands,
-                     size_t n, pv_policy_step_t *out)
+/* The reply text of g's generated tokens, parsed into the action; choice among cands. */
+static void s_finish(const pv_policy_t *p, const pv_lm_work_t *w, pv_lm_gen_t *g,
+                     const char *const *cands, size_t n, pv_policy_step_t *out)
 {
     const pv_lm_t *lm = p->impl;
     size_t len = 0; /* token by token: an id naming no token, or a special one, writes nothing */
-    for (size_t i = 0; i < n_gen; i++) {
+    for (size_t i = 0; i < g->k; i++) {
         const char *b;
         size_t k;
-        if (pv_tokenizer_is_special(lm->tok, w->gen[i]) ||
-            pv_tokenizer_token_bytes(lm->tok, w->gen[i], &b, &k) != PV_OK)
+        if (pv_tokenizer_is_special(lm->tok, g->gen[i]) ||
+            pv_tokenizer_token_bytes(lm->tok, g->gen[i], &b, &k) != PV_OK)
             continue;
         if (len + k >= w->text_cap)
             k = w->text_cap - 1 - len;
-        memcpy(w->reply + len, b, k);
+        memcpy(g->reply + len, b, k);
         len += k;
     }
-    w->reply[len] = '\0';
-    pv_lmp_utf8_fix(w->reply, len); /* what the environment and the wire receive is text */
-    pv_lmp_parse(lm->lmp.env, w->reply, len, w->action, w->text_cap);
+    g->reply[len] = '\0';
+    pv_lmp_utf8_fix(g->reply, len); /* what the environment and the wire receive is text */
+    pv_lmp_parse(lm->lmp.env, g->reply, len, g->action, w->text_cap);
     out->choice = SIZE_MAX;
     for (size_t i = 0; i < n; i++)
-        if (strcmp(cands[i], w->action) == 0) {
+        if (strcmp(cands[i], g->action) == 0) {
             out->choice = i;
             break;
         }
-    out->action = w->action;
-    out->reply = w->reply;
+    out->action = g->action;
+    out->reply = g->reply;
 }
 
-/* Write the action token by token from the logits of the context in `slot` (w->logits).
- * decode = constrain: each token is drawn from softmax(logits / T) masked to the ids that
- * continue some candidate's tokens (the trie of pv_lm_cands), until a candidate ends (its
- * <|im_end|>, or max_new tokens), and the action is that candidate; a token with one
- * allowed id is forced (log-prob 0, entropy 0). */
-static pv_err_t s_generate(const pv_policy_t *p, pv_lm_work_t *w, size_t slot, pv_rng_t *rng,
-                           const char *const *cands, size_t n, pv_policy_step_t *out)
+/* Write the actions of the B conversations w->gens[0 .. B) token by token from their
+ * prefilled slots (w->logits row b: conversation b's next-token logits), in lockstep: each
+ * round samples one token for every conversation still writing (from its own rngs[b]), and
+ * one pv_tf_decode appends them all. decode = constrain: each token is drawn from
+ * softmax(logits / T) masked to the ids that continue some candidate's tokens (the trie of
+ * pv_lm_cands), until a candidate ends (its <|im_end|>, or max_new tokens), and the action
+ * is that candidate; a token with one allowed id is forced (log-prob 0, entropy 0). */
+static pv_err_t s_generate(const pv_policy_t *p, pv_lm_work_t *w, size_t B, pv_rng_t *const *rngs,
+                           const char *const *const *cands, const size_t *n, pv_policy_step_t *out)
 {
     pv_lm_t *lm = p->impl;
+    size_t V = lm->V;
     bool constrain = p->spec.decode == PV_POLICY_DECODE_CONSTRAIN;
     float T = p->spec.temperature, inv_t = 1.0f / T;
-    pv_lm_walk_t wk = {0};
-    if (constrain) {
-        pv_err_t rc = pv_lm_cands(lm, w, cands, n);
-        if (rc != PV_OK)
-            return rc;
-        pv_lm_walk_start(&wk, w, n);
-    }
-    double lp_sum = 0.0, ent = 0.0;
-    size_t k = 0;
-    while (k < lm->max_new) {
-        uint32_t tok;
-        float lp;
+    for (size_t b = 0; b < B; b++) {
+        pv_lm_gen_t *g = &w->gens[b];
+        g->k = 0;
+        g->lp_sum = g->ent = 0.0;
+        g->done = false;
         if (constrain) {
-            size_t na = pv_lm_walk_allowed(&wk, w->allow);
-            if (na == 0) /* every candidate on the path ended (cut at max_new) */
-                break;
-            pv_k_mask(w->logits, w->keep, lm->V, w->allow, na);
+            pv_err_t rc = pv_lm_cands(lm, &g->cs, cands[b], n[b]);
+            if (rc != PV_OK)
+                return rc;
+            pv_lm_walk_start(&g->wk, &g->cs, n[b]);
         }
-        ent += s_entropy(w->logits, lm->V, inv_t);
-        pv_tf_sample(w->logits, lm->V, T, rng, &tok, &lp);
-        w->gen[k] = tok;
-        w->gen_lp[k++] = lp;
-        lp_sum += lp;
-        if (constrain)
-            pv_lm_walk_step(&wk, tok);
-        if (tok == lm->lmp.im_end || k == lm->max_new ||
-            (constrain && pv_lm_walk_ended(&wk) != SIZE_MAX))
+    }
+    for (;;) {
+        size_t nd = 0;
+        for (size_t b = 0; b < B; b++) {
+            pv_lm_gen_t *g = &w->gens[b];
+            if (g->done)
+                continue;
+            float *z = w->logits + b * V;
+            if (constrain) {
+                size_t na = pv_lm_walk_allowed(&g->wk, g->cs.allow);
+                if (na == 0) { /* every candidate on the path ended (cut at max_new) */
+                    g->done = true;
+                    continue;
+                }
+                pv_k_mask(z, g->cs.keep, V, g->cs.allow, na);
+            }
+            g->ent += s_entropy(z, V, inv_t);
+            uint32_t tok;
+            float lp;
+            pv_tf_sample(z, V, T, rngs ? rngs[b] : NULL, &tok, &lp);
+            g->gen[g->k] = tok;
+            g->gen_lp[g->k++] = lp;
+            g->lp_sum += lp;
+            if (constrain)
+                pv_lm_walk_step(&g->wk, tok);
+            if (tok == lm->lmp.im_end || g->k == lm->max_new ||
+                (constrain && pv_lm_walk_ended(&g->wk) != SIZE_MAX)) {
+                g->done = true;
+                continue;
+            }
+            w->dslot[nd] = g->slot;
+            w->dtok[nd] = tok;
+            w->dgen[nd++] = b;
+        }
+        if (nd == 0)
             break;
-        pv_err_t rc = pv_tf_decode(lm->model, w->cache, &slot, &tok, 1, w->logits, NULL);
-        if (rc == PV_OK)
-            rc = pv_lmp_push(&w->slot[slot].ids, tok);
+        float *dz = nd == 1 ? w->logits + w->dgen[0] * V : w->dlogits;
+        pv_err_t rc = pv_tf_decode(lm->model, w->cache, w->dslot, w->dtok, nd, dz, NULL);
+        for (size_t i = 0; rc == PV_OK && i < nd; i++) {
+            if (nd > 1)
+                memcpy(w->logits + w->dgen[i] * V, dz + i * V, V * sizeof *dz);
+            rc = pv_lmp_push(&w->slot[w->dslot[i]].ids, w->dtok[i]);
+        }
         if (rc != PV_OK)
             return rc;
     }
-    *out = (pv_policy_step_t){.logprob = (float)lp_sum,
-                              .entropy = (float)ent,
-                              .n_tokens = k,
-                              .tokens = w->gen,
-                              .token_logprobs = w->gen_lp};
-    s_finish(p, w, k, cands, n, out);
-    size_t c = constrain ? pv_lm_walk_ended(&wk) : SIZE_MAX;
-    if (c != SIZE_MAX) { /* always under constrain, with at least one candidate */
-        out->choice = c;
-        out->action = cands[c];
+    for (size_t b = 0; b < B; b++) {
+        pv_lm_gen_t *g = &w->gens[b];
+        out[b] = (pv_policy_step_t){.logprob = (float)g->lp_sum,
+                                    .entropy = (float)g->ent,
+                                    .n_tokens = g->k,
+                                    .tokens = g->gen,
+                                    .token_logprobs = g->gen_lp};
+        s_finish(p, w, g, cands[b], n[b], &out[b]);
+        size_t c = constrain ? pv_lm_walk_ended(&g->wk) : SIZE_MAX;
+        if (c != SIZE_MAX) { /* always under constrain, with at least one candidate */
+            out[b].choice = c;
+            out[b].action = cands[b][c];
+        }
     }
     return PV_OK;
 }
 
 /* Sequence log-prob of every candidate (tokens + <|im_end|>, at most max_new of them)
- * against the context prefilled in `slot` (w->logits: its next-token logits): w->score,
- * their tokens in w->cand (w->cand_off) and per-token log-probs in w->cand_lp. Under decode
- * = constrain each token's log-prob is that of the masked distribution (the trie's
- * continuations only), so the scores are the log-probs of constrained generation writing
- * each candidate (they sum to 1 over distinct candidates). */
-static pv_err_t s_rank(const pv_policy_t *p, pv_lm_work_t *w, size_t slot, const char *const *cands,
-                       size_t n, pv_errmsg_t *em)
+ * against g's context prefilled in g->slot (`logits`: its next-token logits): g->cs.score,
+ * their tokens in g->cs and per-token log-probs in w->cand_lp. Under decode = constrain each
+ * token's log-prob is that of the masked distribution (the trie's continuations only), so
+ * the scores are the log-probs of constrained generation writing each candidate (they sum to
+ * 1 over distinct candidates). */
+static pv_err_t s_rank(const pv_policy_t *p, pv_lm_work_t *w, pv_lm_gen_t *g, const float *logits,
+                       const char *const *cands, size_t n, pv_errmsg_t *em)
 {
     pv_lm_t *lm = p->impl;
     float inv_t = 1.0f / p->spec.temperature;
     bool constrain = p->spec.decode == PV_POLICY_DECODE_CONSTRAIN;
-    size_t V = lm->V, ctx_n = w->ctx.n;
-    pv_err_t rc = pv_lm_cands(lm, w, cands, n);
+    size_t V = lm->V, ctx_n = g->ctx.n;
+    pv_lm_cset_t *cs = &g->cs;
+    pv_err_t rc = pv_lm_cands(lm, cs, cands, n);
     if (rc != PV_OK)
         return rc;
-    if (w->cand.n > w->cand_lp_cap) {
-        float *lp = realloc(w->cand_lp, w->cand.n * sizeof *lp);
-        if (!lp)
+    if (cs->ids.n > w->cand_lp_cap) {
+        if (s_resize(&w->cand_lp, cs->ids.n, sizeof *w->cand_lp) != PV_OK)
             return PV_ERR_NOMEM;
-        w->cand_lp = lp;
-        w->cand_lp_cap = w->cand.n;
+        w->cand_lp_cap = cs->ids.n;
     }
     if (lm->max_new > w->rows_cap) {
         float *r = malloc(lm->max_new * V * sizeof *r);
@@ -545,23 +691,23 @@ static pv_err_t s_rank(const pv_policy_t *p, pv_lm_work_t *w, size_t slot, const
         w->rows_cap = lm->max_new;
     }
     for (size_t c = 0; c < n; c++) {
-        const uint32_t *t = w->cand.ids + w->cand_off[c];
-        size_t k = w->cand_off[c + 1] - w->cand_off[c];
-        float *lp = w->cand_lp + w->cand_off[c];
+        const uint32_t *t = cs->ids.ids + cs->off[c];
+        size_t k = cs->off[c + 1] - cs->off[c];
+        float *lp = w->cand_lp + cs->off[c];
         double s = 0.0;
         if (k > 1) {
-            rc = pv_tf_extend(lm->model, w->cache, slot, t, k - 1, w->rows, em);
-            pv_tf_cache_truncate(w->cache, slot, ctx_n);
+            rc = pv_tf_extend(lm->model, w->cache, g->slot, t, k - 1, w->rows, em);
+            pv_tf_cache_truncate(w->cache, g->slot, ctx_n);
             if (rc != PV_OK)
                 return rc;
         }
         pv_lm_walk_t wk;
-        pv_lm_walk_start(&wk, w, n);
+        pv_lm_walk_start(&wk, cs, n);
         for (size_t j = 0; j < k; j++) {
-            const float *z = j ? w->rows + (j - 1) * V : w->logits;
+            const float *z = j ? w->rows + (j - 1) * V : logits;
             if (constrain) { /* the masked distribution along the trie, as acting draws */
                 memcpy(w->mrow, z, V * sizeof *z);
-                pv_k_mask(w->mrow, w->keep, V, w->allow, pv_lm_walk_allowed(&wk, w->allow));
+                pv_k_mask(w->mrow, cs->keep, V, cs->allow, pv_lm_walk_allowed(&wk, cs->allow));
                 pv_lm_walk_step(&wk, t[j]);
                 z = w->mrow;
             }
@@ -569,7 +715,7 @@ static pv_err_t s_rank(const pv_policy_t *p, pv_lm_work_t *w, size_t slot, const
         }
         for (size_t j = 0; j < k; j++)
             s += lp[j];
-        w->score[c] = s;
+        cs->score[c] = s;
     }
     return PV_OK;
 }
@@ -602,37 +748,70 @@ static size_t s_choose(const double *score, size_t n, pv_rng_t *rng, double *ent
     return n - 1;
 }
 
-static pv_err_t s_act(const pv_policy_t *p, const pv_policy_ctx_t *ctx, const char *const *cands,
-                      size_t n, pv_rng_t *rng, void *w_, pv_policy_step_t *out)
+/* decode = rank for conversation b (prefilled): its choice, and the chosen candidate's
+ * tokens and log-probs kept in g (w->cand_lp is the next conversation's). */
+static pv_err_t s_rank_act(const pv_policy_t *p, pv_lm_work_t *w, size_t b, pv_rng_t *rng,
+                           const char *const *cands, size_t n, pv_policy_step_t *out)
 {
-    pv_lm_work_t *w = w_;
-    pv_lm_t *lm = p->impl;
-    size_t slot = 0;
-    w->single_ready = false;
-    if (p->spec.decode != PV_POLICY_DECODE_GENERATE && n == 0)
-        return PV_ERR_INVAL;
-    s_cache_check(p, w);
-    pv_err_t rc = pv_lm_context(lm, ctx, cands, n, &w->ctx, NULL);
-    if (rc == PV_OK)
-        rc = s_prefill(lm, w, &slot, NULL);
+    pv_lm_gen_t *g = &w->gens[b];
+    pv_err_t rc = s_rank(p, w, g, w->logits + b * ((const pv_lm_t *)p->impl)->V, cands, n, NULL);
     if (rc != PV_OK)
         return rc;
-    if (p->spec.decode != PV_POLICY_DECODE_RANK)
-        return s_generate(p, w, slot, rng, cands, n, out);
-    if ((rc = s_rank(p, w, slot, cands, n, NULL)) != PV_OK)
-        return rc;
     double ent;
-    size_t c = s_choose(w->score, n, rng, &ent);
-    size_t off = w->cand_off[c], k = w->cand_off[c + 1] - off;
+    size_t c = s_choose(g->cs.score, n, rng, &ent);
+    size_t off = g->cs.off[c], k = g->cs.off[c + 1] - off;
+    memcpy(g->gen_lp, w->cand_lp + off, k * sizeof *g->gen_lp); /* k <= max_new */
     *out = (pv_policy_step_t){.choice = c,
-                              .logprob = (float)w->score[c],
+                              .logprob = (float)g->cs.score[c],
                               .entropy = (float)ent,
                               .n_tokens = k,
-                              .tokens = w->cand.ids + off,
-                              .token_logprobs = w->cand_lp + off,
+                              .tokens = g->cs.ids.ids + off,
+                              .token_logprobs = g->gen_lp,
                               .action = cands[c],
                               .reply = cands[c]};
     return PV_OK;
+}
+
+/* B decisions at once (policy_impl.h act_batch): every context is brought into a slot of its
+ * own, then the actions are generated in lockstep (s_generate) or ranked one after the
+ * other. act is this with B = 1. */
+static pv_err_t s_act_batch(const pv_policy_t *p, const pv_policy_ctx_t *ctxs,
+                            const char *const *const *cands, const size_t *n, pv_rng_t *const *rngs,
+                            size_t B, void *w_, pv_policy_step_t *out)
+{
+    pv_lm_work_t *w = w_;
+    pv_lm_t *lm = p->impl;
+    bool rank = p->spec.decode == PV_POLICY_DECODE_RANK;
+    w->single_ready = false;
+    for (size_t b = 0; b < B; b++)
+        if (p->spec.decode != PV_POLICY_DECODE_GENERATE && n[b] == 0)
+            return PV_ERR_INVAL;
+    pv_err_t rc = s_room(lm, w, B);
+    if (rc != PV_OK)
+        return rc;
+    s_cache_check(p, w);
+    memset(w->claimed, 0, w->n_slots * sizeof *w->claimed);
+    w->n_pend = 0;
+    for (size_t b = 0; b < B; b++) {
+        pv_lm_gen_t *g = &w->gens[b];
+        rc = pv_lm_context(lm, &ctxs[b], cands[b], n[b], &g->ctx, NULL);
+        if (rc == PV_OK)
+            rc = s_prefill(lm, w, b, NULL);
+        if (rc == PV_OK && rank && (rc = s_flush(lm, w, NULL)) == PV_OK)
+            rc = s_rank_act(p, w, b, rngs ? rngs[b] : NULL, cands[b], n[b], &out[b]);
+        if (rc != PV_OK)
+            return rc;
+    }
+    if (rank)
+        return PV_OK;
+    return (rc = s_flush(lm, w, NULL)) != PV_OK ? rc : s_generate(p, w, B, rngs, cands, n, out);
+}
+
+static pv_err_t s_act(const pv_policy_t *p, const pv_policy_ctx_t *ctx, const char *const *cands,
+                      size_t n, pv_rng_t *rng, void *w_, pv_policy_step_t *out)
+{
+    pv_rng_t *rngs[1] = {rng};
+    return s_act_batch(p, ctx, &cands, &n, rngs, 1, w_, out);
 }
 
 static pv_err_t s_logprobs(const pv_policy_t *p, const pv_policy_ctx_t *ctx,
@@ -641,22 +820,26 @@ static pv_err_t s_logprobs(const pv_policy_t *p, const pv_policy_ctx_t *ctx,
 {
     pv_lm_work_t *w = w_;
     pv_lm_t *lm = p->impl;
-    size_t slot = 0;
+    pv_lm_gen_t *g = &w->gens[0];
     w->single_ready = false;
     if (n == 0)
         return PV_ERR_INVAL;
     s_cache_check(p, w);
-    pv_err_t rc = pv_lm_context(lm, ctx, cands, n, &w->ctx, NULL);
+    memset(w->claimed, 0, w->n_slots * sizeof *w->claimed);
+    w->n_pend = 0;
+    pv_err_t rc = pv_lm_context(lm, ctx, cands, n, &g->ctx, NULL);
     if (rc == PV_OK)
-        rc = s_prefill(lm, w, &slot, NULL);
+        rc = s_prefill(lm, w, 0, NULL);
     if (rc == PV_OK)
-        rc = s_rank(p, w, slot, cands, n, NULL);
+        rc = s_flush(lm, w, NULL);
+    if (rc == PV_OK)
+        rc = s_rank(p, w, g, w->logits, cands, n, NULL);
     if (rc != PV_OK)
         return rc;
     double ent;
-    s_choose(w->score, n, NULL, &ent);
+    s_choose(g->cs.score, n, NULL, &ent);
     for (size_t i = 0; i < n; i++)
-        logp[i] = (float)w->score[i];
+        logp[i] = (float)g->cs.score[i];
     if (entropy)
         *entropy = (float)ent;
     return PV_OK;
@@ -732,6 +915,7 @@ const pv_policy_ops_t pv_policy_transformer_ops = {
     .work_new = s_work_new,
     .work_destroy = s_work_destroy,
     .act = s_act,
+    .act_batch = s_act_batch,
     .logprobs = s_logprobs,
     .forward = pv_lm_forward_one,
     .backward = pv_lm_backward_one,

@@ -253,16 +253,16 @@ static pv_err_t s_allow(const pv_policy_t *p, pv_lm_work_t *w, const pv_policy_i
             continue;
         if (it->n_cands == 0)
             return pv_errf(em, PV_ERR_INVAL, "item %zu: decode=constrain needs its candidates", i);
-        pv_err_t rc = pv_lm_cands(lm, w, it->cands, it->n_cands);
+        pv_err_t rc = pv_lm_cands(lm, &w->cs, it->cands, it->n_cands);
         if (rc != PV_OK)
             return rc;
         pv_lm_walk_t wk;
-        pv_lm_walk_start(&wk, w, it->n_cands);
+        pv_lm_walk_start(&wk, &w->cs, it->n_cands);
         for (size_t k = 0; k < it->n_tokens; k++) {
-            size_t na = pv_lm_walk_allowed(&wk, w->allow), o = w->at[i].out + k;
+            size_t na = pv_lm_walk_allowed(&wk, w->cs.allow), o = w->at[i].out + k;
             bool in = false;
             for (size_t j = 0; j < na; j++)
-                in = in || w->allow[j] == it->tokens[k];
+                in = in || w->cs.allow[j] == it->tokens[k];
             if (!in && k >= lm->max_new)
                 return pv_errf(em, PV_ERR_RANGE,
                                "item %zu: the action has more than policy.max_new_tokens = %zu "
@@ -275,7 +275,7 @@ static pv_err_t s_allow(const pv_policy_t *p, pv_lm_work_t *w, const pv_policy_i
             w->abegin[o] = w->apool.n;
             w->an[o] = (uint32_t)na;
             for (size_t j = 0; j < na; j++)
-                if ((rc = pv_lmp_push(&w->apool, w->allow[j])) != PV_OK)
+                if ((rc = pv_lmp_push(&w->apool, w->cs.allow[j])) != PV_OK)
                     return rc;
             pv_lm_walk_step(&wk, it->tokens[k]);
         }

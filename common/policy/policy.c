@@ -227,6 +227,29 @@ pv_err_t pv_policy_act(const pv_policy_t *p, const pv_policy_ctx_t *ctx, const c
     return p->ops->act(p, ctx, cands, n_cands, rng, work->impl, out);
 }
 
+bool pv_policy_batches(const pv_policy_t *p)
+{
+    return p->ops->act_batch != NULL;
+}
+
+pv_err_t pv_policy_act_batch(const pv_policy_t *p, const pv_policy_ctx_t *ctxs,
+                             const char *const *const *cands, const size_t *n_cands,
+                             pv_rng_t *const *rngs, size_t B, pv_policy_work_t *work,
+                             pv_policy_step_t *out)
+{
+    if (B == 0 || B > PV_POLICY_MAX_BATCH || !ctxs || !cands || !n_cands || !out ||
+        (B > 1 && !p->ops->act_batch))
+        return PV_ERR_INVAL;
+    for (size_t b = 0; b < B; b++) {
+        pv_err_t rc = s_check_c(p, &ctxs[b], cands[b], n_cands[b], work);
+        if (rc != PV_OK)
+            return rc;
+    }
+    if (!p->ops->act_batch)
+        return p->ops->act(p, ctxs, cands[0], n_cands[0], rngs ? rngs[0] : NULL, work->impl, out);
+    return p->ops->act_batch(p, ctxs, cands, n_cands, rngs, B, work->impl, out);
+}
+
 pv_err_t pv_policy_logprobs(const pv_policy_t *p, const pv_policy_ctx_t *ctx,
                             const char *const *cands, size_t n_cands, pv_policy_work_t *work,
                             float *logp_out, float *entropy)

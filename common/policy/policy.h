@@ -189,6 +189,26 @@ pv_err_t pv_policy_act(const pv_policy_t *p, const pv_policy_ctx_t *ctx, const c
                        size_t n_cands, pv_rng_t *rng, pv_policy_work_t *work,
                        pv_policy_step_t *out);
 
+/* The most decisions one pv_policy_act_batch takes. */
+#define PV_POLICY_MAX_BATCH 64
+
+/* Whether the kind decides a batch at once (the language model: its G episodes or K
+ * continuations share one decode per token); bow_mlp decides one at a time. */
+bool pv_policy_batches(const pv_policy_t *p);
+
+/* B decisions at once: decision b is ctxs[b] with cands[b] (n_cands[b] of them), sampled
+ * from rngs[b] (rngs NULL, or rngs[b] NULL: argmax); out[b] is what pv_policy_act would give
+ * it alone (the language model: up to the last bits of batched matrix products, which can
+ * move a log-prob by ~1e-6), its arrays and texts valid until the next call on `work`. The
+ * language model keeps a KV-cache slot per decision across calls, so decision b of the next
+ * call prefills only what its context added. 1 <= B <= PV_POLICY_MAX_BATCH. Errors: those of
+ * pv_policy_act (of the first decision that fails; the others' out is then undefined),
+ * PV_ERR_INVAL (B out of range; B > 1 for a kind that does not batch). */
+pv_err_t pv_policy_act_batch(const pv_policy_t *p, const pv_policy_ctx_t *ctxs,
+                             const char *const *const *cands, const size_t *n_cands,
+                             pv_rng_t *const *rngs, size_t B, pv_policy_work_t *work,
+                             pv_policy_step_t *out);
+
 /* The full distribution: logp_out[i] = log p(cands[i] | ctx), i < n_cands (for an LM kind,
  * the sequence log-prob of each candidate). `entropy` may be NULL. Errors as act. */
 pv_err_t pv_policy_logprobs(const pv_policy_t *p, const pv_policy_ctx_t *ctx,

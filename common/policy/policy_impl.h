@@ -63,6 +63,11 @@ struct pv_policy_ops {
     void (*work_destroy)(void *work);
     pv_err_t (*act)(const pv_policy_t *p, const pv_policy_ctx_t *ctx, const char *const *cands,
                     size_t n, pv_rng_t *rng, void *work, pv_policy_step_t *out);
+    /* Optional: B decisions at once (pv_policy_act_batch), out[b] valid until the next call
+     * on the work; NULL for kinds that decide one at a time. */
+    pv_err_t (*act_batch)(const pv_policy_t *p, const pv_policy_ctx_t *ctxs,
+                          const char *const *const *cands, const size_t *n, pv_rng_t *const *rngs,
+                          size_t B, void *work, pv_policy_step_t *out);
     pv_err_t (*logprobs)(const pv_policy_t *p, const pv_policy_ctx_t *ctx, const char *const *cands,
                          size_t n, void *work, float *logp, float *entropy);
     pv_err_t (*forward)(const pv_policy_t *p, const pv_policy_ctx_t *ctx, const char *const *cands,

@@ -38,6 +38,42 @@ pv_err_t pv_rollout_episode(const pv_env_model_t *model, pv_env_t *env, const pv
                             const pv_rollout_opts_t *opts, int64_t group, pv_arena_t *arena,
                             pv_traj_t *out, pv_cost_t *cost, pv_errmsg_t *em);
 
+/* The most episodes (or continuations) one call plays at once. */
+#define PV_ROLLOUT_MAX_BATCH PV_POLICY_MAX_BATCH
+
+/* Play n episodes of `task` at once, episode i on its own environment envs[i] (distinct
+ * instances of `model`) with its own stream rngs[i] (rngs NULL, or rngs[i] NULL: greedy),
+ * into out[i] as pv_rollout_episode would. The episodes advance in lockstep: each round
+ * makes the decision of every episode still running, with one pv_policy_act_batch when the
+ * policy batches (the language model's G conversations share each decode step; their KV
+ * slots persist across the rounds), else one pv_policy_act after the other, and then steps
+ * each environment. With n = 1 this is pv_rollout_episode. 1 <= n <= PV_ROLLOUT_MAX_BATCH.
+ * Errors: pv_rollout_episode's (the first episode's that fails ends the call; the others'
+ * trajectories are then incomplete), PV_ERR_INVAL (n out of range). */
+pv_err_t pv_rollout_episodes(const pv_env_model_t *model, pv_env_t *const *envs, size_t n,
+                             const pv_task_t *task, const pv_policy_t *p, pv_policy_work_t *work,
+                             pv_rng_t *const *rngs, const pv_rollout_opts_t *opts, int64_t group,
+                             pv_arena_t *arena, pv_traj_t *out, pv_cost_t *cost, pv_errmsg_t *em);
+
+/* Environments for playing episodes at once: envs[0] is borrowed (the caller's instance),
+ * envs[1 .. n) are instances of the same model owned by the pool. */
+typedef struct pv_env_pool {
+    pv_env_t **envs;
+    size_t n;
+} pv_env_pool_t;
+
+/* The pool for `batch` episodes at once with `policy`: n = batch when the policy batches
+ * (pv_policy_batches) and batch >= 2, else 1 (only `first`: nothing is gained playing a
+ * non-batching policy's episodes in lockstep). batch is capped at PV_ROLLOUT_MAX_BATCH.
+ * Errors: PV_ERR_NOMEM (the pool is then empty). */
+pv_err_t pv_env_pool_init(pv_env_pool_t *pool, const pv_env_model_t *model, pv_env_t *first,
+                          const pv_policy_t *policy, size_t batch);
+/* Destroy the instances the pool owns; zeroes it. NULL-safe, and safe on a zeroed pool. */
+void pv_env_pool_free(pv_env_pool_t *pool);
+
+/* How many episodes at once for actor.batch = `batch` (0 = all) and `n` to play. */
+size_t pv_rollout_batch(int64_t batch, size_t n);
+
 /* Where a continuation starts: the saved state s_t and the context that led to it. All
  * borrowed for the call. */
 typedef struct pv_rollout_start {
@@ -65,6 +101,18 @@ pv_err_t pv_rollout_from_state(const pv_env_model_t *model, pv_env_t *env,
                                pv_policy_work_t *work, pv_rng_t *rng, const pv_rollout_opts_t *opts,
                                pv_arena_t *arena, bool *won, double *reward, pv_cost_t *cost,
                                pv_traj_t *out, pv_errmsg_t *em);
+
+/* n continuations from one start at once (a verification job's K samples), continuation i
+ * on envs[i] with rngs[i] (as pv_rollout_episodes: in lockstep, batched when the policy
+ * batches): won[i], reward[i] (reward NULL = not wanted) and out[i] (out NULL = not wanted)
+ * as pv_rollout_from_state gives them for one; all n continuations' texts live in `arena`
+ * together. With n = 1 this is pv_rollout_from_state. Errors: pv_rollout_from_state's,
+ * PV_ERR_INVAL (n out of range). */
+pv_err_t pv_rollout_from_state_n(const pv_env_model_t *model, pv_env_t *const *envs, size_t n,
+                                 const pv_rollout_start_t *start, const pv_policy_t *p,
+                                 pv_policy_work_t *work, pv_rng_t *const *rngs,
+                                 const pv_rollout_opts_t *opts, pv_arena_t *arena, bool *won,
+                                 double *reward, pv_cost_t *cost, pv_traj_t *out, pv_errmsg_t *em);
 
 /* pv_rollout_from_state from state t of a recorded trajectory (which must have saved
  * states); at t = n_steps (the end of the episode) *won and *reward are the recorded

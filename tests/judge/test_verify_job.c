@@ -1,7 +1,9 @@
 /* test_verify_job.c - the verifier's work on VERIFY_JOBs built by the judge from a real
  * ALFWorld rollout group and sent through the wire: the trajectory view continues exactly as
  * the original trajectory does (same state, history, policy and seed give the same
- * continuations), and hostile jobs are refused without a crash. */
+ * continuations), hostile jobs are refused without a crash, and the language model's
+ * continuations sampled in lockstep are counted as they are. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +15,7 @@
 #include "common/wire/job_ids.h"
 #include "judge/judge_group.h"
 #include "judge/verify_job.h"
+#include "lm_fixture.h"
 #include "roles_fixture.h"
 
 typedef struct s_fix {
@@ -198,12 +201,82 @@ static void test_hostile_jobs(void **state)
     assert_true(refused > 0);
 }
 
+/* With the language model and a pool of environments the job's k continuations are sampled
+ * in lockstep: the result counts them as they are (successes, reward, steps and tokens are
+ * the kept continuations' own), each continues from the job's step, and the same job gives
+ * the same result again. */
+static void test_lockstep_continuations(void **state)
+{
+    s_fix_t *f = *state;
+    size_t len = 0;
+    char *json = lm_fixture_vocab(&len);
+    assert_non_null(json);
+    pv_policy_spec_t sp = lm_fixture_spec(json, len, 3);
+    sp.decode = PV_POLICY_DECODE_CONSTRAIN;
+    sp.max_context = 1024;
+    pv_policy_t *p = NULL;
+    pv_policy_work_t *w = NULL;
+    pv_env_pool_t pool;
+    pv_arena_t *keep = NULL;
+    assert_int_equal(pv_policy_new(&sp, &p, NULL), PV_OK);
+    assert_int_equal(pv_policy_work_new(p, &w), PV_OK);
+    assert_int_equal(pv_env_pool_init(&pool, f->x.w.model, f->x.w.env, p, f->o.k), PV_OK);
+    assert_int_equal(pool.n, f->o.k);
+    assert_int_equal(pv_arena_new(0, 0, &keep), PV_OK);
+    pv_vjob_ctx_t ctx = f->ctx;
+    ctx.policy = p;
+    ctx.work = w;
+    ctx.keep = keep;
+    ctx.envs = pool.envs;
+    ctx.n_envs = pool.n;
+    const pv_jgroup_t *g = &f->g;
+    for (size_t j = 0; j < g->n_jobs; j += 11) {
+        pv_wire_verify_job_t job = s_job(f, j);
+        job.want_continuations = true;
+        pv_wire_verify_result_t r, again;
+        pv_arena_reset(keep);
+        assert_int_equal(pv_vjob_run(&ctx, &job, &r, NULL), PV_OK);
+        assert_int_equal(r.k, job.k);
+        assert_int_equal(r.n_continuations, job.k);
+        uint32_t wins = 0;
+        uint64_t steps = 0, tokens = 0;
+        double reward = 0;
+        for (uint32_t i = 0; i < r.n_continuations; i++) {
+            const pv_wire_trajectory_t *c = &r.continuations[i];
+            wins += c->success;
+            reward += c->reward;
+            steps += c->n_steps;
+            for (uint32_t s = 0; s < c->n_steps; s++) {
+                assert_true(c->steps[s].n_action_tokens >= 1);
+                tokens += c->steps[s].n_action_tokens;
+            }
+        }
+        assert_int_equal(r.successes, wins);
+        assert_true(fabs(r.reward_sum - reward) < 1e-4);
+        assert_int_equal(r.env_steps, steps);
+        assert_int_equal(r.policy_tokens, tokens);
+        /* the same job again: the same continuations */
+        uint32_t n0 = r.continuations[0].n_steps;
+        assert_int_equal(pv_vjob_run(&ctx, &job, &again, NULL), PV_OK);
+        assert_int_equal(again.successes, r.successes);
+        assert_int_equal(again.env_steps, r.env_steps);
+        assert_int_equal(again.policy_tokens, r.policy_tokens);
+        assert_int_equal(again.continuations[0].n_steps, n0);
+    }
+    pv_arena_destroy(&keep);
+    pv_env_pool_free(&pool);
+    pv_policy_work_destroy(&w);
+    pv_policy_destroy(&p);
+    free(json);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_start),
         cmocka_unit_test(test_continuations_match_the_trajectory),
         cmocka_unit_test(test_hostile_jobs),
+        cmocka_unit_test(test_lockstep_continuations),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);
 }

@@ -1,6 +1,7 @@
 /* test_model_cache.c - generation with the KV cache gives the logits of the full forward
  * (prefill in one go or in chunks, one token at a time, an extension scoring every position,
- * batched decode of sequences sharing a prompt), and sampling is deterministic from its seed with
+ * batched decode of sequences sharing a prompt, a batched prefill of sequences of several
+ * lengths), and sampling is deterministic from its seed with
  * the forward's log-probs. */
 #include <math.h>
 #include <setjmp.h>
@@ -192,6 +193,66 @@ static void test_batched_shared_prompt(void **state)
 
 /* Generation is deterministic from the seed; each emitted token's behaviour log-prob is what
  * the training forward computes for it at the same temperature. */
+/* A batched prefill of sequences of several lengths (one longer than a step's per-sequence
+ * chunk, one of a single token, on top of slots already holding a prefix) gives every
+ * sequence the full forward's next-token logits, and leaves caches that decode as the
+ * one-by-one prefill's do; bad batches are refused before anything is appended. */
+static void test_prefill_batch(void **state)
+{
+    (void)state;
+    pv_tf_t *m = s_model(PV_TF_QWEN3, 1, 0);
+    enum { B = 4, T = 200 };
+    size_t V = 50, pre[B] = {0, 20, 3, 0}, len[B] = {150, 1, 70, 9}, slots[B] = {3, 0, 2, 4};
+    uint32_t tok[B][T];
+    pv_tf_work_t *w = NULL;
+    pv_tf_cache_t *c = NULL, *c1 = NULL;
+    assert_int_equal(pv_tf_work_new(m, 1, T, &w, NULL), PV_OK);
+    assert_int_equal(pv_tf_cache_new(m, 6, T, &c, NULL), PV_OK);
+    assert_int_equal(pv_tf_cache_new(m, 1, T, &c1, NULL), PV_OK);
+    float *full = malloc(T * V * sizeof *full), *lg = malloc(B * V * sizeof *lg), one[50], d1[50];
+    const uint32_t *runs[B];
+    for (size_t b = 0; b < B; b++) {
+        s_tokens(tok[b], pre[b] + len[b], 70 + b);
+        if (pre[b])
+            assert_int_equal(pv_tf_prefill(m, c, slots[b], tok[b], pre[b], NULL, NULL), PV_OK);
+        runs[b] = tok[b] + pre[b];
+    }
+    assert_int_equal(pv_tf_prefill_batch(m, c, slots, runs, len, B, lg, NULL), PV_OK);
+    for (size_t b = 0; b < B; b++) {
+        size_t n = pre[b] + len[b];
+        assert_int_equal(pv_tf_cache_len(c, slots[b]), n);
+        assert_int_equal(pv_tf_logits(m, w, tok[b], 1, n, full, NULL), PV_OK);
+        assert_true(s_maxdiff(lg + b * V, full + (n - 1) * V, V) < S_TOL);
+        /* decoding one more token from the batch's cache and from a one-by-one prefill */
+        pv_tf_cache_reset(c1, 0);
+        assert_int_equal(pv_tf_prefill(m, c1, 0, tok[b], n, one, NULL), PV_OK);
+        assert_true(s_maxdiff(lg + b * V, one, V) < S_TOL);
+        uint32_t next = (uint32_t)(7 * b + 1);
+        size_t s0 = 0;
+        assert_int_equal(pv_tf_decode(m, c1, &s0, &next, 1, d1, NULL), PV_OK);
+        assert_int_equal(pv_tf_decode(m, c, &slots[b], &next, 1, one, NULL), PV_OK);
+        assert_true(s_maxdiff(d1, one, V) < S_TOL);
+    }
+    /* refused: a slot twice, an empty sequence, a sequence past the cache, B = 0 */
+    size_t twice[2] = {1, 1}, l2[2] = {2, 2}, bad_n[2] = {2, 0}, big[2] = {2, T + 1};
+    size_t sl2[2] = {1, 5};
+    const uint32_t *r2[2] = {tok[0], tok[0]};
+    pv_errmsg_t em = {{0}};
+    assert_int_equal(pv_tf_prefill_batch(m, c, twice, r2, l2, 2, lg, &em), PV_ERR_INVAL);
+    assert_non_null(strstr(em.text, "twice"));
+    assert_int_equal(pv_tf_prefill_batch(m, c, sl2, r2, bad_n, 2, lg, NULL), PV_ERR_INVAL);
+    assert_int_equal(pv_tf_prefill_batch(m, c, sl2, r2, big, 2, lg, NULL), PV_ERR_LIMIT);
+    assert_int_equal(pv_tf_prefill_batch(m, c, sl2, r2, l2, 0, lg, NULL), PV_ERR_INVAL);
+    assert_int_equal(pv_tf_cache_len(c, 1), 0); /* nothing appended by the refused calls */
+    assert_int_equal(pv_tf_cache_len(c, 5), 0);
+    free(full);
+    free(lg);
+    pv_tf_cache_destroy(&c);
+    pv_tf_cache_destroy(&c1);
+    pv_tf_work_destroy(&w);
+    pv_tf_destroy(&m);
+}
+
 static void test_sample(void **state)
 {
     (void)state;
@@ -259,6 +320,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prefill_decode),
         cmocka_unit_test(test_batched_shared_prompt),
+        cmocka_unit_test(test_prefill_batch),
         cmocka_unit_test(test_sample),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

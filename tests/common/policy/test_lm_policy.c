@@ -2,8 +2,9 @@
  * rule, a context is a token-prefix of the next, the budget cut, the benchmarks' reply
  * parsing), generation deterministic from its seed, every behaviour log-prob reproduced by
  * the training forward (batched and one step at a time), the batched backward equal to the
- * sum of one-step backwards, the KV cache giving what a fresh prefill gives, ranking, and a
- * Hugging Face directory read back bit-identically. */
+ * sum of one-step backwards, the KV cache giving what a fresh prefill gives, ranking, a batch
+ * of decisions giving what each gives alone, and a Hugging Face directory read back
+ * bit-identically. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -539,6 +540,91 @@ static void test_rank(void **state)
     pv_policy_destroy(&r);
 }
 
+/* pv_policy_act_batch gives every decision what pv_policy_act gives it alone (tokens exactly,
+ * log-probs to 1e-5), under generate, constrain and rank, over two calls (the second extends
+ * the first's conversations, so each finds its own slot again) with two decisions on the same
+ * context (the second copies the first's prefix to a slot of its own); the training forward
+ * reproduces the batch's behaviour log-probs. */
+static void test_act_batch(void **state)
+{
+    s_fix_t *f = *state;
+    const pv_policy_decode_t modes[] = {PV_POLICY_DECODE_GENERATE, PV_POLICY_DECODE_CONSTRAIN,
+                                        PV_POLICY_DECODE_RANK};
+    enum { B = 4 };
+    const size_t first[B] = {1, 2, 2, 3}, second[B] = {2, 3, 3, 4};
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+        pv_policy_spec_t sp = lm_fixture_spec(f->json, f->len, 5);
+        sp.decode = modes[m];
+        pv_policy_t *p = NULL;
+        pv_policy_work_t *wb = NULL, *w1 = NULL;
+        assert_int_equal(pv_policy_new(&sp, &p, NULL), PV_OK);
+        assert_true(pv_policy_batches(p));
+        assert_int_equal(pv_policy_work_new(p, &wb), PV_OK);
+        assert_int_equal(pv_policy_work_new(p, &w1), PV_OK);
+        size_t differ = 0;
+        for (int call = 0; call < 2; call++) {
+            const size_t *at = call ? second : first;
+            pv_policy_ctx_t ctxs[B];
+            const char *const *cands[B];
+            size_t n[B];
+            pv_rng_t r[B], *rp[B];
+            for (size_t b = 0; b < B; b++) {
+                ctxs[b] = lm_fixture_ctx(at[b]);
+                cands[b] = lm_fixture_cands;
+                n[b] = S_NC;
+                pv_rng_seed(&r[b], 100 * (uint64_t)call + b + 1, 0);
+                rp[b] = &r[b];
+            }
+            pv_policy_step_t st[B];
+            assert_int_equal(pv_policy_act_batch(p, ctxs, cands, n, rp, B, wb, st), PV_OK);
+            uint32_t tk[B][64];
+            float lp[B][64];
+            pv_policy_item_t items[B];
+            for (size_t b = 0; b < B; b++) {
+                memcpy(tk[b], st[b].tokens, st[b].n_tokens * sizeof(uint32_t));
+                memcpy(lp[b], st[b].token_logprobs, st[b].n_tokens * sizeof(float));
+                items[b] = (pv_policy_item_t){.ctx = ctxs[b],
+                                              .cands = lm_fixture_cands,
+                                              .n_cands = S_NC,
+                                              .tokens = tk[b],
+                                              .n_tokens = st[b].n_tokens};
+            }
+            differ += st[1].n_tokens != st[2].n_tokens ||
+                      memcmp(tk[1], tk[2], st[1].n_tokens * sizeof(uint32_t)) != 0;
+            for (size_t b = 0; b < B; b++) {
+                pv_rng_t r1;
+                pv_rng_seed(&r1, 100 * (uint64_t)call + b + 1, 0);
+                pv_policy_step_t one;
+                assert_int_equal(pv_policy_act(p, &ctxs[b], lm_fixture_cands, S_NC, &r1, w1, &one),
+                                 PV_OK);
+                assert_int_equal(one.n_tokens, items[b].n_tokens);
+                assert_memory_equal(one.tokens, tk[b], one.n_tokens * sizeof(uint32_t));
+                assert_int_equal(one.choice, st[b].choice);
+                for (size_t k = 0; k < one.n_tokens; k++)
+                    assert_true(fabsf(one.token_logprobs[k] - lp[b][k]) < 1e-5f);
+            }
+            float tl[B * 64];
+            pv_errmsg_t em = {{0}};
+            assert_int_equal(pv_policy_forward_items(p, items, B, w1, tl, NULL, &em), PV_OK);
+            for (size_t b = 0, o = 0; b < B; b++)
+                for (size_t k = 0; k < items[b].n_tokens; k++, o++)
+                    assert_true(fabsf(tl[o] - lp[b][k]) < 1e-5f);
+        }
+        if (modes[m] != PV_POLICY_DECODE_RANK) /* the same context, two streams */
+            assert_true(differ > 0);
+        pv_policy_step_t st[2];
+        pv_policy_ctx_t c2[2] = {lm_fixture_ctx(1), lm_fixture_ctx(1)};
+        const char *const *k2[2] = {lm_fixture_cands, lm_fixture_cands};
+        size_t n2[2] = {S_NC, S_NC};
+        assert_int_equal(pv_policy_act_batch(p, c2, k2, n2, NULL, 0, wb, st), PV_ERR_INVAL);
+        assert_int_equal(pv_policy_act_batch(p, c2, k2, n2, NULL, PV_POLICY_MAX_BATCH + 1, wb, st),
+                         PV_ERR_INVAL);
+        pv_policy_work_destroy(&w1);
+        pv_policy_work_destroy(&wb);
+        pv_policy_destroy(&p);
+    }
+}
+
 /* A Hugging Face directory: read back bit-identically, acting the same. */
 static void test_save_dir(void **state)
 {
@@ -617,6 +703,7 @@ int main(void)
         cmocka_unit_test(test_cache_reuse),
         cmocka_unit_test(test_cache_after_update),
         cmocka_unit_test(test_rank),
+        cmocka_unit_test(test_act_batch),
         cmocka_unit_test(test_save_dir),
         cmocka_unit_test(test_errors),
     };
