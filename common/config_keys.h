@@ -131,7 +131,8 @@
     I(actor, batch, 0, 0, 64,                                                                      \
       "Episodes of a group, and continuations of a verification job, played at once in lockstep "  \
       "when the policy batches (policy.kind = transformer: one decode step for all, each its own " \
-      "environment and KV-cache slot); 0 = all of them (at most 64), 1 = one after the other.")    \
+      "environment and KV-cache slot, max_context positions each); 0 = all of them (at most "      \
+      "64), 1 = one after the other. New weights are taken between lockstep batches.")             \
     I(actor, window, 2, 1, 1024,                                                                   \
       "Groups an actor may have submitted and not yet judged (bounds the policy lag).")            \
     I(actor, index_offset, 0, 0, 4194302,                                                          \

@@ -213,9 +213,9 @@ pv_err_t pv_tf_prefill(const pv_tf_t *m, pv_tf_cache_t *c, size_t slot, const ui
                        size_t n, float *logits, pv_errmsg_t *em);
 
 /* pv_tf_prefill for B sequences at once: tokens[b] (n[b] >= 1 of them) are appended to slot
- * slots[b] (distinct slots), packed into steps of up to 256 rows (at most 64 per sequence and
- * step) so the linear layers see several sequences' rows in one matrix product; logits
- * (B, V) receive each sequence's next-token logits (may be NULL). The same numbers as B
+ * slots[b] (distinct slots), packed into steps of up to max(256, n_slots) rows (at most 64
+ * per sequence and step) so the linear layers see several sequences' rows in one matrix product;
+ * logits (B, V) receive each sequence's next-token logits (may be NULL). The same numbers as B
  * pv_tf_prefill calls up to the last bits of the larger products. Errors as pv_tf_prefill
  * (checked for every sequence before any is appended), PV_ERR_INVAL (B == 0, B > n_slots,
  * a slot given twice). Allocates nothing. */

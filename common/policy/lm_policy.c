@@ -36,9 +36,10 @@
  *
  * Batches (pv_policy_act_batch). B decisions at once, one conversation each (the G episodes
  * of a group, the K continuations of a verification job): every context is prefilled into a
- * slot of its own, then the actions are written in lockstep, one batched pv_tf_decode per
- * token for every conversation still writing, each drawing from its own stream; decode =
- * rank scores the conversations one after the other. Conversation b gets exactly what act
+ * slot of its own and what is new in them prefilled together (pv_tf_prefill_batch), then the
+ * actions are written in lockstep, one batched pv_tf_decode per token for every
+ * conversation still writing, each drawing from its own stream; decode = rank scores the
+ * conversations one after the other. Conversation b gets exactly what act
  * gives it alone, up to the last bits of the batched products.
  *
  * KV cache. A work keeps one slot per conversation of its largest batch and
@@ -472,6 +473,27 @@ static pv_err_t s_flush(const pv_lm_t *lm, pv_lm_work_t *w, pv_errmsg_t *em)
     return rc;
 }
 
+/* The rows a pending slot's KV cache already holds (its conversation's `have`). */
+static size_t s_pending_have(const pv_lm_work_t *w, size_t slot)
+{
+    for (size_t i = 0; i < w->n_pend; i++)
+        if (w->gens[w->pend0 + i].slot == slot)
+            return w->gens[w->pend0 + i].have;
+    return 0;
+}
+
+/* After an error before s_flush: a pending slot's ids hold the whole context but its rows
+ * only the first `have` tokens; its ids go back to those. */
+static void s_unpend(pv_lm_work_t *w)
+{
+    for (size_t i = 0; i < w->n_pend; i++) {
+        const pv_lm_gen_t *g = &w->gens[w->pend0 + i];
+        w->slot[g->slot].ids.n = g->have;
+        w->claimed[g->slot] = S_CLAIMED;
+    }
+    w->n_pend = 0;
+}
+
 /* Bring conversation b's context (g->ctx) into a cache slot no earlier conversation of the
  * batch has claimed (see the header: the slot with the longest shared prefix, or a copy of
  * that prefix in the least recently used free slot) and queue what is new for s_flush
@@ -499,7 +521,8 @@ static pv_err_t s_prefill(const pv_lm_t *lm, pv_lm_work_t *w, size_t b, pv_errms
         if (use == SIZE_MAX) /* s_room keeps PV_LM_SLOTS_KEPT more slots than conversations */
             return pv_errf(em, PV_ERR_STATE, "transformer: no free cache slot");
         pv_err_t rc;
-        if (best_l > 0 && w->claimed[best] == S_PENDING && (rc = s_flush(lm, w, em)) != PV_OK)
+        if (best_l > 0 && w->claimed[best] == S_PENDING && best_l > s_pending_have(w, best) &&
+            (rc = s_flush(lm, w, em)) != PV_OK)
             return rc;
         if (best_l > 0)
             pv_tf_cache_copy(w->cache, use, best);
@@ -512,8 +535,11 @@ static pv_err_t s_prefill(const pv_lm_t *lm, pv_lm_work_t *w, size_t b, pv_errms
         have--;
     pv_tf_cache_truncate(w->cache, use, have);
     pv_lm_slot_t *sl = &w->slot[use];
-    if (s_copy_ids(&sl->ids, c->ids, c->n) != PV_OK)
+    if (s_copy_ids(&sl->ids, c->ids, c->n) != PV_OK) { /* its ids no longer describe its rows */
+        pv_tf_cache_reset(w->cache, use);
+        sl->ids.n = 0;
         return PV_ERR_NOMEM;
+    }
     sl->used = ++w->clock;
     w->claimed[use] = S_PENDING;
     g->slot = use;
@@ -773,8 +799,8 @@ static pv_err_t s_rank_act(const pv_policy_t *p, pv_lm_work_t *w, size_t b, pv_r
 }
 
 /* B decisions at once (policy_impl.h act_batch): every context is brought into a slot of its
- * own, then the actions are generated in lockstep (s_generate) or ranked one after the
- * other. act is this with B = 1. */
+ * own and what is new prefilled together, then the actions are generated in lockstep
+ * (s_generate) or ranked one after the other. act is this with B = 1. */
 static pv_err_t s_act_batch(const pv_policy_t *p, const pv_policy_ctx_t *ctxs,
                             const char *const *const *cands, const size_t *n, pv_rng_t *const *rngs,
                             size_t B, void *w_, pv_policy_step_t *out)
@@ -797,14 +823,18 @@ static pv_err_t s_act_batch(const pv_policy_t *p, const pv_policy_ctx_t *ctxs,
         rc = pv_lm_context(lm, &ctxs[b], cands[b], n[b], &g->ctx, NULL);
         if (rc == PV_OK)
             rc = s_prefill(lm, w, b, NULL);
-        if (rc == PV_OK && rank && (rc = s_flush(lm, w, NULL)) == PV_OK)
-            rc = s_rank_act(p, w, b, rngs ? rngs[b] : NULL, cands[b], n[b], &out[b]);
-        if (rc != PV_OK)
+        if (rc != PV_OK) {
+            s_unpend(w);
             return rc;
+        }
     }
-    if (rank)
-        return PV_OK;
-    return (rc = s_flush(lm, w, NULL)) != PV_OK ? rc : s_generate(p, w, B, rngs, cands, n, out);
+    if ((rc = s_flush(lm, w, NULL)) != PV_OK)
+        return rc;
+    if (!rank)
+        return s_generate(p, w, B, rngs, cands, n, out);
+    for (size_t b = 0; rc == PV_OK && b < B; b++) /* each extends and truncates its own slot */
+        rc = s_rank_act(p, w, b, rngs ? rngs[b] : NULL, cands[b], n[b], &out[b]);
+    return rc;
 }
 
 static pv_err_t s_act(const pv_policy_t *p, const pv_policy_ctx_t *ctx, const char *const *cands,
@@ -828,8 +858,8 @@ static pv_err_t s_logprobs(const pv_policy_t *p, const pv_policy_ctx_t *ctx,
     memset(w->claimed, 0, w->n_slots * sizeof *w->claimed);
     w->n_pend = 0;
     pv_err_t rc = pv_lm_context(lm, ctx, cands, n, &g->ctx, NULL);
-    if (rc == PV_OK)
-        rc = s_prefill(lm, w, 0, NULL);
+    if (rc == PV_OK && (rc = s_prefill(lm, w, 0, NULL)) != PV_OK)
+        s_unpend(w);
     if (rc == PV_OK)
         rc = s_flush(lm, w, NULL);
     if (rc == PV_OK)

@@ -233,6 +233,27 @@ static void test_prefill_batch(void **state)
         assert_int_equal(pv_tf_decode(m, c, &slots[b], &next, 1, one, NULL), PV_OK);
         assert_true(s_maxdiff(d1, one, V) < S_TOL);
     }
+    /* five sequences of 60 new tokens: the fifth is cut by the step's 256 rows */
+    size_t s5[5] = {0, 1, 2, 3, 4}, n5[5] = {60, 60, 60, 60, 60};
+    const uint32_t *r5[5];
+    float *lg5 = malloc(5 * V * sizeof *lg5);
+    for (size_t b = 0; b < 5; b++) {
+        pv_tf_cache_reset(c, s5[b]);
+        s_tokens(tok[b % B], 60, 90 + b);
+        r5[b] = tok[b % B];
+        if (b == 4) /* its own tokens: tok[0] is sequence 0's */
+            r5[b] = tok[1] + 60;
+    }
+    s_tokens(tok[1] + 60, 60, 94);
+    assert_int_equal(pv_tf_prefill_batch(m, c, s5, r5, n5, 5, lg5, NULL), PV_OK);
+    for (size_t b = 0; b < 5; b++) {
+        assert_int_equal(pv_tf_cache_len(c, s5[b]), 60);
+        assert_int_equal(pv_tf_logits(m, w, r5[b], 1, 60, full, NULL), PV_OK);
+        assert_true(s_maxdiff(lg5 + b * V, full + 59 * V, V) < S_TOL);
+    }
+    free(lg5);
+    for (size_t b = 0; b < 6; b++)
+        pv_tf_cache_reset(c, b);
     /* refused: a slot twice, an empty sequence, a sequence past the cache, B = 0 */
     size_t twice[2] = {1, 1}, l2[2] = {2, 2}, bad_n[2] = {2, 0}, big[2] = {2, T + 1};
     size_t sl2[2] = {1, 5};
