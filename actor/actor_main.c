@@ -297,14 +297,14 @@ static pv_err_t s_wait_first_weights(actor_t *A)
 static int s_run(void *self)
 {
     actor_t *A = self;
-    PV_LOG_INFO("actor %u (%d of %u in this job%s): %s, G %lld, %s, window %lld, groups to "
-                "\"%s\", broker %s",
+    PV_LOG_INFO("actor %u (%d of %u in this job%s): %s, G %lld (%zu at once), %s, window %lld, "
+                "groups to \"%s\", broker %s",
                 A->sched.index, A->rc.world.index, A->sched.count,
                 A->external ? ", weights from the relay" : "",
                 pv_env_kind_name(pv_env_model_kind(A->k.model)),
-                (long long)A->rc.cfg.actor.group_size, A->ctx.rng ? "sampling" : "greedy",
-                (long long)A->rc.cfg.actor.window, A->plan.group_service,
-                A->rc.cfg.broker.endpoint);
+                (long long)A->rc.cfg.actor.group_size, A->pool.n > 1 ? A->pool.n : (size_t)1,
+                A->ctx.rng ? "sampling" : "greedy", (long long)A->rc.cfg.actor.window,
+                A->plan.group_service, A->rc.cfg.broker.endpoint);
     const pv_config_t *cfg = &A->rc.cfg;
     uint32_t G = (uint32_t)cfg->actor.group_size;
     pv_err_t rc = s_wait_first_weights(A);

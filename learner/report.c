@@ -405,11 +405,14 @@ pv_err_t pv_report_summary(const char *dir, const char *cfg_env, const char *est
         }
         fputc('\n', out);
     }
-    if (run->train_first >= 0)
+    if (run->train_first >= 0 && run->iterations > 10)
         fprintf(out,
                 "training success (sampled, mean of 10 iterations): %.3f at the start -> %.3f at "
                 "the end\n",
                 run->train_first, run->train_last);
+    else if (run->train_first >= 0) /* the first and the last 10 are the same iterations */
+        fprintf(out, "training success (sampled, mean of the %llu iterations): %.3f\n",
+                (unsigned long long)run->iterations, run->train_last);
     fprintf(out, "environment steps: %llu rollouts + %llu verification (%.0f%% of %llu)\n",
             (unsigned long long)run->rollout_env_steps, (unsigned long long)run->verify_env_steps,
             100.0 * s_div((double)run->verify_env_steps, (double)total), (unsigned long long)total);

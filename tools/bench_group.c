@@ -1,6 +1,7 @@
 /* bench_group.c - prover-bench-policy group: a group's G episodes with the transformer, one
  * after the other against in lockstep (common/traj/rollout.h pv_rollout_episodes: one
- * batched decode step for all G conversations), side by side in one run.
+ * batched prefill and one batched decode step per token for all G conversations), side by
+ * side in one run.
  *
  *   prover-bench-policy group [size=default|20m|500m|both] [groups=2] [G=8] [config=FILE]
  *                             [section.key=value ...]
@@ -9,10 +10,11 @@
  * untrained, at the default size, ~20M parameters (pv_tf_config_20m's shape) or Qwen2.5-0.5B's
  * shape with the config's vocabulary (24 layers, hidden 896, 14 / 2 heads, MLP 4864: ~360M
  * parameters; give env.max_steps=3 or so, a step costs seconds); "both" runs the first two.
- * The games are generated ALFWorld. Episode i of a group samples from its own stream in both modes,
- * and the lockstep episodes are the one-by-one episodes (test_rollout_batch), so both modes do the
- * same work: the report gives environment steps/s and generated tokens/s of each and their ratio. A
- * benchmark, not a test: timing never decides pass/fail.
+ * The games are generated ALFWorld. Episode i of a group samples from its own stream in both
+ * modes, and the lockstep episodes are the one-by-one episodes (test_rollout_batch), so both
+ * modes do the same work: the report gives environment steps/s and generated tokens/s of each
+ * and the speed-up. The lockstep mode plays all G episodes at once (actor.batch is not read).
+ * A benchmark, not a test: timing never decides pass/fail.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -126,7 +128,9 @@ static int s_bench(const char *size, const char *config, size_t groups, size_t G
                "wins, %.1f s)\n",
                lock.steps / lock.secs, lock.tokens / lock.secs, (unsigned long long)lock.steps,
                (unsigned long long)lock.tokens, (unsigned long long)lock.wins, lock.secs);
-        printf("  lockstep / one by one: %.2f (the same episodes: %s)\n", one.secs / lock.secs,
+        printf("  speed-up of lockstep (one-by-one time / lockstep time): %.2f (the same "
+               "episodes: %s)\n",
+               one.secs / lock.secs,
                one.steps == lock.steps && one.tokens == lock.tokens ? "yes" : "NO");
     }
     pv_arena_destroy(&arena);
