@@ -48,7 +48,18 @@ pv_err_t pv_role_env_new(const pv_config_t *cfg, pv_env_model_t **model, pv_env_
                        cfg->env.data_path, inner.text[0] ? inner.text : pv_strerror(rc));
     pv_env_info_t info; /* the environment library prints nothing itself */
     pv_env_model_info(*model, &info);
-    PV_LOG_INFO("%s", info.summary);
+    if (strchr(info.summary, ':')) { /* the environment's own line */
+        PV_LOG_INFO("%s", info.summary);
+    } else { /* only its name: say what was made */
+        uint64_t n = pv_env_model_n_tasks(*model, PV_SPLIT_TRAIN);
+        char tasks[48];
+        if (n == UINT64_MAX)
+            snprintf(tasks, sizeof tasks, "generated tasks");
+        else
+            snprintf(tasks, sizeof tasks, "%llu training tasks", (unsigned long long)n);
+        PV_LOG_INFO("%s: %s, at most %u steps an episode", info.summary, tasks,
+                    (unsigned)pv_env_model_max_steps(*model));
+    }
     s_warn_lines(info.warnings);
     if ((rc = pv_env_new(*model, env)) != PV_OK) {
         pv_env_model_destroy(model);

@@ -167,12 +167,17 @@ int pv_bench_group(int argc, char **argv)
             G = atol(argv[i] + 2);
         else if (strncmp(argv[i], "config=", 7) == 0)
             config = argv[i] + 7;
-        else
+        else {
+            fprintf(stderr, "prover-bench-policy group: unknown argument '%s'\n", argv[i]);
             groups = -1;
+        }
     }
     int both = strcmp(size, "both") == 0;
-    if (groups < 1 || G < 2 || G > PV_ROLLOUT_MAX_BATCH ||
-        (!both && strcmp(size, "default") && strcmp(size, "20m") && strcmp(size, "500m"))) {
+    bool bad_size = !both && strcmp(size, "default") && strcmp(size, "20m") && strcmp(size, "500m");
+    if (bad_size)
+        fprintf(stderr,
+                "prover-bench-policy group: size '%s' is none of default, 20m, 500m, both\n", size);
+    if (groups < 1 || G < 2 || G > PV_ROLLOUT_MAX_BATCH || bad_size) {
         fprintf(stderr,
                 "usage: prover-bench-policy group [size=default|20m|500m|both] "
                 "[groups=2] [G=8 (2..%d)] [config=cluster/configs/alfworld-lm.yaml] "
