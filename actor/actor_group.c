@@ -16,38 +16,18 @@ pv_err_t pv_actor_play_group(const pv_actor_ctx_t *ctx, const pv_task_t *task, u
     pv_arena_reset(ctx->arena);
     pv_rollout_opts_t ro = {
         .max_steps = ctx->max_steps, .save_states = ctx->save_states, .task_keys = ctx->task_keys};
-    if (ctx->n_envs >= 2 && pv_policy_batches(ctx->policy)) {
-        for (uint32_t i = 0; i < G;) {
-            size_t m = G - i < ctx->n_envs ? G - i : ctx->n_envs;
-            if (m > PV_ROLLOUT_MAX_BATCH)
-                m = PV_ROLLOUT_MAX_BATCH;
-            pv_err_t rc = ctx->between ? ctx->between(ctx->user) : PV_OK;
-            if (rc != PV_OK)
-                return rc;
-            pv_rng_t r[PV_ROLLOUT_MAX_BATCH], *rp[PV_ROLLOUT_MAX_BATCH];
-            for (size_t j = 0; j < m; j++) { /* episode i + j's own stream */
-                if (ctx->rng)
-                    pv_rng_seed(&r[j], pv_rng_u64(ctx->rng), i + j);
-                rp[j] = ctx->rng ? &r[j] : NULL;
-            }
-            rc = pv_rollout_episodes(ctx->model, ctx->envs, m, task, ctx->policy, ctx->work, rp,
-                                     &ro, group, ctx->arena, &trajs[i], cost, em);
-            if (rc != PV_OK)
-                return rc;
-            i += (uint32_t)m;
-        }
-        return PV_OK;
-    }
-    for (uint32_t i = 0; i < G; i++) {
-        if (ctx->between) {
-            pv_err_t rc = ctx->between(ctx->user);
-            if (rc != PV_OK)
-                return rc;
-        }
-        pv_err_t rc = pv_rollout_episode(ctx->model, ctx->env, task, ctx->policy, ctx->work,
-                                         ctx->rng, &ro, group, ctx->arena, &trajs[i], cost, em);
+    pv_env_t *const *envs = ctx->n_envs >= 2 ? ctx->envs : &ctx->env;
+    for (uint32_t i = 0; i < G;) {
+        pv_err_t rc = ctx->between ? ctx->between(ctx->user) : PV_OK;
         if (rc != PV_OK)
             return rc;
+        pv_rng_t r[PV_ROLLOUT_MAX_BATCH], *rp[PV_ROLLOUT_MAX_BATCH];
+        size_t m = pv_rollout_next_batch(ctx->policy, ctx->n_envs, i, G, ctx->rng, r, rp);
+        rc = pv_rollout_episodes(ctx->model, envs, m, task, ctx->policy, ctx->work, rp, &ro, group,
+                                 ctx->arena, &trajs[i], cost, em);
+        if (rc != PV_OK)
+            return rc;
+        i += (uint32_t)m;
     }
     return PV_OK;
 }

@@ -302,7 +302,7 @@ static int s_run(void *self)
                 A->sched.index, A->rc.world.index, A->sched.count,
                 A->external ? ", weights from the relay" : "",
                 pv_env_kind_name(pv_env_model_kind(A->k.model)),
-                (long long)A->rc.cfg.actor.group_size, A->pool.n > 1 ? A->pool.n : (size_t)1,
+                (long long)A->rc.cfg.actor.group_size, A->pool.n,
                 A->ctx.rng ? "sampling" : "greedy", (long long)A->rc.cfg.actor.window,
                 A->plan.group_service, A->rc.cfg.broker.endpoint);
     const pv_config_t *cfg = &A->rc.cfg;

@@ -54,11 +54,8 @@ pv_err_t pv_vjob_run(const pv_vjob_ctx_t *ctx, const pv_wire_verify_job_t *job,
     pv_wire_trajectory_t *conts = keep ? pv_arena_calloc(ctx->keep, job->k, sizeof *conts) : NULL;
     if (keep && !conts)
         return pv_errf(em, PV_ERR_NOMEM, "verify job: no room for %u continuations", job->k);
-    bool batch = ctx->n_envs >= 2 && pv_policy_batches(ctx->policy);
-    for (uint32_t i = 0; batch && i < job->k;) {
-        size_t m = job->k - i < ctx->n_envs ? job->k - i : ctx->n_envs;
-        if (m > PV_ROLLOUT_MAX_BATCH)
-            m = PV_ROLLOUT_MAX_BATCH;
+    pv_env_t *const *envs = ctx->n_envs >= 2 ? ctx->envs : &ctx->env;
+    for (uint32_t i = 0; i < job->k;) {
         pv_arena_t *a = keep ? ctx->keep : ctx->arena;
         if (!keep)
             pv_arena_reset(a);
@@ -66,12 +63,9 @@ pv_err_t pv_vjob_run(const pv_vjob_ctx_t *ctx, const pv_wire_verify_job_t *job,
         bool won[PV_ROLLOUT_MAX_BATCH];
         double reward[PV_ROLLOUT_MAX_BATCH];
         pv_traj_t cont[PV_ROLLOUT_MAX_BATCH];
-        for (size_t j = 0; j < m; j++) { /* continuation i + j's own stream */
-            pv_rng_seed(&r[j], pv_rng_u64(&rng), i + j);
-            rp[j] = &r[j];
-        }
-        rc = pv_rollout_from_state_n(ctx->model, ctx->envs, m, &start, ctx->policy, ctx->work, rp,
-                                     &ro, a, won, reward, &cost, keep ? cont : NULL, em);
+        size_t m = pv_rollout_next_batch(ctx->policy, ctx->n_envs, i, job->k, &rng, r, rp);
+        rc = pv_rollout_from_state_n(ctx->model, envs, m, &start, ctx->policy, ctx->work, rp, &ro,
+                                     a, won, reward, &cost, keep ? cont : NULL, em);
         for (size_t j = 0; rc == PV_OK && j < m; j++) {
             if (keep) {
                 cont[j].state_keys = NULL; /* not sent: the learner trains on the steps only */
@@ -83,24 +77,6 @@ pv_err_t pv_vjob_run(const pv_vjob_ctx_t *ctx, const pv_wire_verify_job_t *job,
         if (rc != PV_OK)
             return rc;
         i += (uint32_t)m;
-    }
-    for (uint32_t i = 0; !batch && i < job->k; i++) {
-        pv_arena_t *a = keep ? ctx->keep : ctx->arena;
-        if (!keep)
-            pv_arena_reset(a);
-        bool won = false;
-        double reward = 0.0;
-        pv_traj_t cont;
-        rc = pv_rollout_from_state(ctx->model, ctx->env, &start, ctx->policy, ctx->work, &rng, &ro,
-                                   a, &won, &reward, &cost, keep ? &cont : NULL, em);
-        if (rc == PV_OK && keep) {
-            cont.state_keys = NULL; /* not sent: the learner trains on the steps only */
-            rc = pv_traj_to_wire(&cont, false, a, &conts[i], NULL, em);
-        }
-        if (rc != PV_OK)
-            return rc;
-        wins += won;
-        rewards += reward;
     }
     uint64_t ms = pv_mono_ms() - t0;
     *out = (pv_wire_verify_result_t){

@@ -245,18 +245,40 @@ static pv_err_t s_tokens_ok(const pv_tf_t *m, const uint32_t *tokens, size_t n, 
     return PV_OK;
 }
 
+/* B distinct slots, each with room for n[b] more positions (n NULL: 1 each), the tokens of
+ * each in the vocabulary (toks[b], or tokens[b] when toks is NULL). `what` names the call. */
+static pv_err_t s_check_slots(const pv_tf_t *m, const pv_tf_cache_t *c, const size_t *slots,
+                              const size_t *n, const uint32_t *const *toks, const uint32_t *tokens,
+                              size_t B, const char *what, pv_errmsg_t *em)
+{
+    if (B == 0 || B > c->n_slots)
+        return pv_errf(em, PV_ERR_INVAL, "transformer %s: %zu sequences for %zu slots", what, B,
+                       c->n_slots);
+    for (size_t b = 0; b < B; b++) {
+        size_t k = n ? n[b] : 1;
+        if (slots[b] >= c->n_slots || k == 0)
+            return pv_errf(em, PV_ERR_INVAL, "transformer %s: slot %zu of %zu, %zu tokens", what,
+                           slots[b], c->n_slots, k);
+        if (c->len[slots[b]] + k > c->max_T)
+            return pv_errf(em, PV_ERR_LIMIT,
+                           "transformer %s: slot %zu holds %zu positions, %zu more pass %zu", what,
+                           slots[b], c->len[slots[b]], k, c->max_T);
+        for (size_t e = 0; e < b; e++)
+            if (slots[e] == slots[b])
+                return pv_errf(em, PV_ERR_INVAL, "transformer %s: slot %zu given twice", what,
+                               slots[b]);
+        pv_err_t rc = s_tokens_ok(m, toks ? toks[b] : tokens + b, k, em);
+        if (rc != PV_OK)
+            return rc;
+    }
+    return PV_OK;
+}
+
 /* Appends n tokens to a slot in chunks; logits as s_step (last row, or every row). */
 static pv_err_t s_append(const pv_tf_t *m, pv_tf_cache_t *c, size_t slot, const uint32_t *tokens,
                          size_t n, float *logits, int all, pv_errmsg_t *em)
 {
-    if (slot >= c->n_slots || n == 0)
-        return pv_errf(em, PV_ERR_INVAL, "transformer prefill: slot %zu of %zu, %zu tokens", slot,
-                       c->n_slots, n);
-    if (c->len[slot] + n > c->max_T)
-        return pv_errf(em, PV_ERR_LIMIT,
-                       "transformer prefill: slot %zu holds %zu positions, %zu more pass %zu", slot,
-                       c->len[slot], n, c->max_T);
-    pv_err_t rc = s_tokens_ok(m, tokens, n, em);
+    pv_err_t rc = s_check_slots(m, c, &slot, &n, NULL, tokens, 1, "prefill", em);
     if (rc != PV_OK)
         return rc;
     for (size_t at = 0; at < n; at += S_CHUNK) {
@@ -288,27 +310,14 @@ pv_err_t pv_tf_extend(const pv_tf_t *m, pv_tf_cache_t *c, size_t slot, const uin
 pv_err_t pv_tf_decode(const pv_tf_t *m, pv_tf_cache_t *c, const size_t *slots,
                       const uint32_t *tokens, size_t B, float *logits, pv_errmsg_t *em)
 {
-    if (B == 0 || B > c->n_slots)
-        return pv_errf(em, PV_ERR_INVAL, "transformer decode: %zu sequences for %zu slots", B,
-                       c->n_slots);
+    pv_err_t rc = s_check_slots(m, c, slots, NULL, NULL, tokens, B, "decode", em);
+    if (rc != PV_OK)
+        return rc;
     for (size_t b = 0; b < B; b++) {
-        if (slots[b] >= c->n_slots)
-            return pv_errf(em, PV_ERR_INVAL, "transformer decode: slot %zu of %zu", slots[b],
-                           c->n_slots);
-        if (c->len[slots[b]] + 1 > c->max_T)
-            return pv_errf(em, PV_ERR_LIMIT, "transformer decode: slot %zu is full (%zu)", slots[b],
-                           c->max_T);
-        for (size_t e = 0; e < b; e++)
-            if (slots[e] == slots[b])
-                return pv_errf(em, PV_ERR_INVAL, "transformer decode: slot %zu given twice",
-                               slots[b]);
         c->gslot[b] = slots[b];
         c->gn[b] = 1;
         c->gout[b] = logits ? logits + b * m->cfg.vocab_size : NULL;
     }
-    pv_err_t rc = s_tokens_ok(m, tokens, B, em);
-    if (rc != PV_OK)
-        return rc;
     s_step(m, c, tokens, B, logits, 0);
     return PV_OK;
 }
@@ -317,25 +326,9 @@ pv_err_t pv_tf_prefill_batch(const pv_tf_t *m, pv_tf_cache_t *c, const size_t *s
                              const uint32_t *const *tokens, const size_t *n, size_t B,
                              float *logits, pv_errmsg_t *em)
 {
-    if (B == 0 || B > c->n_slots)
-        return pv_errf(em, PV_ERR_INVAL, "transformer prefill: %zu sequences for %zu slots", B,
-                       c->n_slots);
-    for (size_t b = 0; b < B; b++) {
-        if (slots[b] >= c->n_slots || n[b] == 0)
-            return pv_errf(em, PV_ERR_INVAL, "transformer prefill: slot %zu of %zu, %zu tokens",
-                           slots[b], c->n_slots, n[b]);
-        if (c->len[slots[b]] + n[b] > c->max_T)
-            return pv_errf(em, PV_ERR_LIMIT,
-                           "transformer prefill: slot %zu holds %zu positions, %zu more pass %zu",
-                           slots[b], c->len[slots[b]], n[b], c->max_T);
-        for (size_t e = 0; e < b; e++)
-            if (slots[e] == slots[b])
-                return pv_errf(em, PV_ERR_INVAL, "transformer prefill: slot %zu given twice",
-                               slots[b]);
-        pv_err_t rc = s_tokens_ok(m, tokens[b], n[b], em);
-        if (rc != PV_OK)
-            return rc;
-    }
+    pv_err_t rc = s_check_slots(m, c, slots, n, tokens, NULL, B, "prefill", em);
+    if (rc != PV_OK)
+        return rc;
     size_t V = m->cfg.vocab_size, done = 0, first = 0, *start = c->pstart;
     for (size_t b = 0; b < B; b++) /* sequence b's tokens in so far: len - start */
         start[slots[b]] = c->len[slots[b]];

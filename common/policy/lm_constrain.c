@@ -18,7 +18,7 @@ pv_err_t pv_lm_action_ids(pv_lm_t *lm, const char *text, pv_lmp_ids_t *out)
 }
 
 /* *p resized to n elements of `size` bytes (unchanged on failure). */
-static pv_err_t s_resize(void *p, size_t n, size_t size)
+pv_err_t pv_lm_resize(void *p, size_t n, size_t size)
 {
     void *q = realloc(*(void **)p, n * size);
     if (!q)
@@ -32,9 +32,11 @@ pv_err_t pv_lm_cand_room(pv_lm_cset_t *cs, size_t n)
     if (n + 1 <= cs->cap)
         return PV_OK;
     size_t cap = n + 1;
-    if (s_resize(&cs->off, cap, sizeof *cs->off) || s_resize(&cs->score, cap, sizeof *cs->score) ||
-        s_resize(&cs->alive, cap, sizeof *cs->alive) ||
-        s_resize(&cs->allow, cap, sizeof *cs->allow) || s_resize(&cs->keep, cap, sizeof *cs->keep))
+    if (pv_lm_resize(&cs->off, cap, sizeof *cs->off) ||
+        pv_lm_resize(&cs->score, cap, sizeof *cs->score) ||
+        pv_lm_resize(&cs->alive, cap, sizeof *cs->alive) ||
+        pv_lm_resize(&cs->allow, cap, sizeof *cs->allow) ||
+        pv_lm_resize(&cs->keep, cap, sizeof *cs->keep))
         return PV_ERR_NOMEM;
     cs->cap = cap;
     return PV_OK;

@@ -173,7 +173,7 @@ void pv_lm_train_free(pv_lm_work_t *w);
  * Errors: PV_ERR_NOMEM. */
 pv_err_t pv_lm_action_ids(pv_lm_t *lm, const char *text, pv_lmp_ids_t *out);
 
-/* Room in a candidate set for n candidates. Errors: PV_ERR_NOMEM. */
+/* Room in a candidate set for n candidates (lm_constrain.c). Errors: PV_ERR_NOMEM. */
 pv_err_t pv_lm_cand_room(pv_lm_cset_t *cs, size_t n);
 
 /* Free a candidate set's arrays (the struct itself is the caller's). */
@@ -194,6 +194,36 @@ size_t pv_lm_walk_allowed(const pv_lm_walk_t *wk, uint32_t *allow);
 void pv_lm_walk_step(pv_lm_walk_t *wk, uint32_t tok);
 /* The first alive candidate that ends exactly here (all its tokens walked), or SIZE_MAX. */
 size_t pv_lm_walk_ended(const pv_lm_walk_t *wk);
+
+/* ---- the work's KV-cache slots (lm_slots.c) ---- */
+
+/* *p (an array) resized to n elements of `size` bytes (unchanged on failure). Errors:
+ * PV_ERR_NOMEM. */
+pv_err_t pv_lm_resize(void *p, size_t n, size_t size);
+
+/* Room in w for B conversations: their scratch (w->gens, the logits rows, the decode and
+ * prefill lists) and B + PV_LM_SLOTS_KEPT cache slots (a cache that must grow is made anew,
+ * forgetting what it held). Errors: PV_ERR_NOMEM. */
+pv_err_t pv_lm_room(const pv_lm_t *lm, pv_lm_work_t *w, size_t B);
+/* Free what pv_lm_room allocated. */
+void pv_lm_room_free(pv_lm_work_t *w);
+/* Free one conversation's scratch. */
+void pv_lm_gen_free(pv_lm_gen_t *g);
+
+/* Start a batch: every slot is forgotten if the parameters changed since the cache was
+ * filled (its keys and values belong to the old ones), and none is claimed. */
+void pv_lm_batch_begin(const pv_policy_t *p, pv_lm_work_t *w);
+/* Bring conversation b's context (w->gens[b].ctx) into a slot no earlier conversation of the
+ * batch has claimed, and queue what is new in it for pv_lm_flush (g->slot, g->have).
+ * Errors: PV_ERR_NOMEM, those of pv_lm_flush (a prefix copied from a pending slot is
+ * prefilled first); after an error call pv_lm_unpend. */
+pv_err_t pv_lm_prefill(const pv_lm_t *lm, pv_lm_work_t *w, size_t b, pv_errmsg_t *em);
+/* Prefill every queued conversation in one pv_tf_prefill_batch, each one's next-token logits
+ * into its row of w->logits. Errors: pv_tf_prefill_batch's (the queued slots are emptied). */
+pv_err_t pv_lm_flush(const pv_lm_t *lm, pv_lm_work_t *w, pv_errmsg_t *em);
+/* After an error before pv_lm_flush: the queued slots' ids go back to what their caches
+ * hold. */
+void pv_lm_unpend(pv_lm_work_t *w);
 
 /* Build the context of ctx into w->ctx under the tokenizer's lock. */
 pv_err_t pv_lm_context(pv_lm_t *lm, const pv_policy_ctx_t *ctx, const char *const *cands,

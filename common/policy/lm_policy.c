@@ -42,13 +42,7 @@
  * conversations one after the other. Conversation b gets exactly what act
  * gives it alone, up to the last bits of the batched products.
  *
- * KV cache. A work keeps one slot per conversation of its largest batch and
- * PV_LM_SLOTS_KEPT more, with the tokens each holds. A new context goes to the slot sharing
- * its longest prefix; when that slot holds more than the shared part (another episode of the
- * group, another continuation from a state, a window restart) or an earlier conversation of
- * the batch has it, the shared prefix is copied to the least recently used free slot and the
- * new tokens are prefilled there, so the slot with the group's first prompt survives for its
- * next episode. Only the tokens after the shared prefix are computed.
+ * KV cache: lm_slots.c.
  */
 #include <jansson.h>
 #include <math.h>
@@ -269,36 +263,12 @@ static pv_err_t s_build(pv_policy_t *p, pv_errmsg_t *em)
     return PV_OK;
 }
 
-static void s_gen_free(pv_lm_gen_t *g)
-{
-    free(g->ctx.ids);
-    pv_lm_cset_free(&g->cs);
-    free(g->gen);
-    free(g->gen_lp);
-    free(g->reply);
-    free(g->action);
-}
-
 static void s_work_destroy(void *w_)
 {
     pv_lm_work_t *w = w_;
     if (!w)
         return;
-    pv_tf_cache_destroy(&w->cache);
-    for (size_t s = 0; s < w->n_slots; s++)
-        free(w->slot[s].ids.ids);
-    free(w->slot);
-    free(w->claimed);
-    for (size_t i = 0; i < w->cap_gens; i++)
-        s_gen_free(&w->gens[i]);
-    free(w->gens);
-    free(w->logits);
-    free(w->dlogits);
-    free(w->dslot);
-    free(w->dtok);
-    free(w->dgen);
-    free(w->ptok);
-    free(w->pcnt);
+    pv_lm_room_free(w);
     free(w->rows);
     free(w->ctx.ids);
     pv_lm_cset_free(&w->cs);
@@ -306,62 +276,6 @@ static void s_work_destroy(void *w_)
     free(w->mrow);
     pv_lm_train_free(w);
     free(w);
-}
-
-/* *p resized to n elements of `size` bytes (unchanged on failure). */
-static pv_err_t s_resize(void *p, size_t n, size_t size)
-{
-    void *q = realloc(*(void **)p, n * size);
-    if (!q)
-        return PV_ERR_NOMEM;
-    *(void **)p = q;
-    return PV_OK;
-}
-
-/* Room in w for B conversations: their scratch, and B + PV_LM_SLOTS_KEPT cache slots (a
- * cache that must grow is made anew, forgetting what it held). Errors: PV_ERR_NOMEM. */
-static pv_err_t s_room(const pv_lm_t *lm, pv_lm_work_t *w, size_t B)
-{
-    size_t V = lm->V;
-    if (B > w->cap_gens) {
-        if (s_resize(&w->gens, B, sizeof *w->gens) || s_resize(&w->logits, B * V, sizeof(float)) ||
-            s_resize(&w->dlogits, B * V, sizeof(float)) ||
-            s_resize(&w->dslot, B, sizeof *w->dslot) || s_resize(&w->dtok, B, sizeof *w->dtok) ||
-            s_resize(&w->dgen, B, sizeof *w->dgen) || s_resize(&w->ptok, B, sizeof *w->ptok) ||
-            s_resize(&w->pcnt, B, sizeof *w->pcnt))
-            return PV_ERR_NOMEM;
-        while (w->cap_gens < B) {
-            pv_lm_gen_t *g = &w->gens[w->cap_gens];
-            *g = (pv_lm_gen_t){0};
-            g->gen = malloc(lm->max_new * sizeof *g->gen);
-            g->gen_lp = malloc(lm->max_new * sizeof *g->gen_lp);
-            g->reply = malloc(w->text_cap);
-            g->action = malloc(w->text_cap);
-            if (!g->gen || !g->gen_lp || !g->reply || !g->action) {
-                s_gen_free(g);
-                return PV_ERR_NOMEM;
-            }
-            w->cap_gens++;
-        }
-    }
-    size_t need = B + PV_LM_SLOTS_KEPT;
-    if (need <= w->n_slots)
-        return PV_OK;
-    pv_tf_cache_t *c = NULL;
-    if (s_resize(&w->claimed, need, sizeof *w->claimed) ||
-        s_resize(&w->slot, need, sizeof *w->slot) ||
-        pv_tf_cache_new(lm->model, need, lm->max_context, &c, NULL) != PV_OK)
-        return PV_ERR_NOMEM;
-    for (size_t s = w->n_slots; s < need; s++)
-        w->slot[s] = (pv_lm_slot_t){0};
-    for (size_t s = 0; s < need; s++) {
-        w->slot[s].ids.n = 0;
-        w->slot[s].used = 0;
-    }
-    pv_tf_cache_destroy(&w->cache);
-    w->cache = c;
-    w->n_slots = need;
-    return PV_OK;
 }
 
 static pv_err_t s_work_new(const pv_policy_t *p, void **out)
@@ -372,7 +286,7 @@ static pv_err_t s_work_new(const pv_policy_t *p, void **out)
         return PV_ERR_NOMEM;
     w->text_cap = 8 * lm->max_new * 16 + 64;
     w->mrow = malloc(lm->V * sizeof *w->mrow);
-    if (!w->mrow || s_room(lm, w, 1) != PV_OK) {
+    if (!w->mrow || pv_lm_room(lm, w, 1) != PV_OK) {
         s_work_destroy(w);
         return PV_ERR_NOMEM;
     }
@@ -396,158 +310,6 @@ pv_err_t pv_lm_context(pv_lm_t *lm, const pv_policy_ctx_t *ctx, const char *cons
                        size_t n_cands, pv_lmp_ids_t *out, pv_errmsg_t *em)
 {
     return pv_lm_context_within(lm, ctx, cands, n_cands, 0, out, em);
-}
-
-static size_t s_lcp(const uint32_t *a, size_t na, const uint32_t *b, size_t nb)
-{
-    size_t n = na < nb ? na : nb, i = 0;
-    while (i < n && a[i] == b[i])
-        i++;
-    return i;
-}
-
-static pv_err_t s_copy_ids(pv_lmp_ids_t *dst, const uint32_t *src, size_t n)
-{
-    if (pv_grow((void **)&dst->ids, &dst->cap, n ? n : 1, sizeof *dst->ids) != PV_OK)
-        return PV_ERR_NOMEM;
-    memcpy(dst->ids, src, n * sizeof *src);
-    dst->n = n;
-    return PV_OK;
-}
-
-/* Forget every slot when the parameters changed since the cache was filled: its keys and
- * values belong to the old ones. */
-static void s_cache_check(const pv_policy_t *p, pv_lm_work_t *w)
-{
-    if (w->cache_gen == p->generation)
-        return;
-    for (size_t s = 0; s < w->n_slots; s++) {
-        pv_tf_cache_reset(w->cache, s);
-        w->slot[s].ids.n = 0;
-        w->slot[s].used = 0;
-    }
-    w->cache_gen = p->generation;
-}
-
-/* w->claimed[s]: free for this batch, or claimed by one of its conversations (its KV rows
- * prefilled, or still pending: the slot's ids already hold the whole context). */
-enum { S_FREE = 0, S_CLAIMED = 1, S_PENDING = 2 };
-
-/* Is slot s a better source for a context than slot b, sharing l and bl tokens with it? A
- * longer shared prefix; at equal length a free slot, then one already prefilled, then the
- * more recently used. */
-static bool s_better(const pv_lm_work_t *w, size_t s, size_t l, size_t b, size_t bl)
-{
-    if (l != bl)
-        return l > bl;
-    if (w->claimed[s] != w->claimed[b])
-        return w->claimed[s] < w->claimed[b];
-    return w->slot[s].used > w->slot[b].used;
-}
-
-/* Prefill the pending conversations w->gens[w->pend0 .. + w->n_pend) (consecutive) in one
- * pv_tf_prefill_batch: each its context's tokens from g->have on, its next-token logits into
- * its row of w->logits. */
-static pv_err_t s_flush(const pv_lm_t *lm, pv_lm_work_t *w, pv_errmsg_t *em)
-{
-    size_t n = w->n_pend, b0 = w->pend0;
-    if (n == 0)
-        return PV_OK;
-    for (size_t i = 0; i < n; i++) {
-        const pv_lm_gen_t *g = &w->gens[b0 + i];
-        w->dslot[i] = g->slot;
-        w->ptok[i] = g->ctx.ids + g->have;
-        w->pcnt[i] = g->ctx.n - g->have;
-    }
-    w->n_pend = 0;
-    pv_err_t rc = pv_tf_prefill_batch(lm->model, w->cache, w->dslot, w->ptok, w->pcnt, n,
-                                      w->logits + b0 * lm->V, em);
-    for (size_t i = 0; i < n; i++) {
-        size_t s = w->gens[b0 + i].slot;
-        w->claimed[s] = S_CLAIMED;
-        if (rc != PV_OK) {
-            pv_tf_cache_reset(w->cache, s);
-            w->slot[s].ids.n = 0;
-        }
-    }
-    return rc;
-}
-
-/* The rows a pending slot's KV cache already holds (its conversation's `have`). */
-static size_t s_pending_have(const pv_lm_work_t *w, size_t slot)
-{
-    for (size_t i = 0; i < w->n_pend; i++)
-        if (w->gens[w->pend0 + i].slot == slot)
-            return w->gens[w->pend0 + i].have;
-    return 0;
-}
-
-/* After an error before s_flush: a pending slot's ids hold the whole context but its rows
- * only the first `have` tokens; its ids go back to those. */
-static void s_unpend(pv_lm_work_t *w)
-{
-    for (size_t i = 0; i < w->n_pend; i++) {
-        const pv_lm_gen_t *g = &w->gens[w->pend0 + i];
-        w->slot[g->slot].ids.n = g->have;
-        w->claimed[g->slot] = S_CLAIMED;
-    }
-    w->n_pend = 0;
-}
-
-/* Bring conversation b's context (g->ctx) into a cache slot no earlier conversation of the
- * batch has claimed (see the header: the slot with the longest shared prefix, or a copy of
- * that prefix in the least recently used free slot) and queue what is new for s_flush
- * (g->slot, g->have); a prefix copied from a pending slot is prefilled first. */
-static pv_err_t s_prefill(const pv_lm_t *lm, pv_lm_work_t *w, size_t b, pv_errmsg_t *em)
-{
-    pv_lm_gen_t *g = &w->gens[b];
-    const pv_lmp_ids_t *c = &g->ctx;
-    size_t best = 0, best_l = 0;
-    for (size_t s = 0; s < w->n_slots; s++) {
-        size_t l = s_lcp(w->slot[s].ids.ids, w->slot[s].ids.n, c->ids, c->n);
-        if (s == 0 || s_better(w, s, l, best, best_l)) {
-            best = s;
-            best_l = l;
-        }
-    }
-    size_t use = best;
-    if (w->claimed[best] != S_FREE || best_l < w->slot[best].ids.n) {
-        /* keep `best` for whoever shares more of it (or for the conversation that claimed it) */
-        use = SIZE_MAX;
-        for (size_t s = 0; s < w->n_slots; s++)
-            if (s != best && w->claimed[s] == S_FREE &&
-                (use == SIZE_MAX || w->slot[s].used < w->slot[use].used))
-                use = s;
-        if (use == SIZE_MAX) /* s_room keeps PV_LM_SLOTS_KEPT more slots than conversations */
-            return pv_errf(em, PV_ERR_STATE, "transformer: no free cache slot");
-        pv_err_t rc;
-        if (best_l > 0 && w->claimed[best] == S_PENDING && best_l > s_pending_have(w, best) &&
-            (rc = s_flush(lm, w, em)) != PV_OK)
-            return rc;
-        if (best_l > 0)
-            pv_tf_cache_copy(w->cache, use, best);
-        else
-            pv_tf_cache_reset(w->cache, use);
-        pv_tf_cache_truncate(w->cache, use, best_l);
-    }
-    size_t have = best_l;
-    if (have == c->n) /* nothing new: prefill the last token again for its logits */
-        have--;
-    pv_tf_cache_truncate(w->cache, use, have);
-    pv_lm_slot_t *sl = &w->slot[use];
-    if (s_copy_ids(&sl->ids, c->ids, c->n) != PV_OK) { /* its ids no longer describe its rows */
-        pv_tf_cache_reset(w->cache, use);
-        sl->ids.n = 0;
-        return PV_ERR_NOMEM;
-    }
-    sl->used = ++w->clock;
-    w->claimed[use] = S_PENDING;
-    g->slot = use;
-    g->have = have;
-    if (w->n_pend == 0)
-        w->pend0 = b;
-    w->n_pend++;
-    return PV_OK;
 }
 
 /* log_softmax(z / T)[k] and the entropy of softmax(z / T), as pv_tf_sample computes them. */
@@ -659,11 +421,9 @@ static pv_err_t s_generate(const pv_policy_t *p, pv_lm_work_t *w, size_t B, pv_r
         }
         if (nd == 0)
             break;
-        float *dz = nd == 1 ? w->logits + w->dgen[0] * V : w->dlogits;
-        pv_err_t rc = pv_tf_decode(lm->model, w->cache, w->dslot, w->dtok, nd, dz, NULL);
+        pv_err_t rc = pv_tf_decode(lm->model, w->cache, w->dslot, w->dtok, nd, w->dlogits, NULL);
         for (size_t i = 0; rc == PV_OK && i < nd; i++) {
-            if (nd > 1)
-                memcpy(w->logits + w->dgen[i] * V, dz + i * V, V * sizeof *dz);
+            memcpy(w->logits + w->dgen[i] * V, w->dlogits + i * V, V * sizeof *w->dlogits);
             rc = pv_lmp_push(&w->slot[w->dslot[i]].ids, w->dtok[i]);
         }
         if (rc != PV_OK)
@@ -704,7 +464,7 @@ static pv_err_t s_rank(const pv_policy_t *p, pv_lm_work_t *w, pv_lm_gen_t *g, co
     if (rc != PV_OK)
         return rc;
     if (cs->ids.n > w->cand_lp_cap) {
-        if (s_resize(&w->cand_lp, cs->ids.n, sizeof *w->cand_lp) != PV_OK)
+        if (pv_lm_resize(&w->cand_lp, cs->ids.n, sizeof *w->cand_lp) != PV_OK)
             return PV_ERR_NOMEM;
         w->cand_lp_cap = cs->ids.n;
     }
@@ -812,23 +572,21 @@ static pv_err_t s_act_batch(const pv_policy_t *p, const pv_policy_ctx_t *ctxs,
     for (size_t b = 0; b < B; b++)
         if (p->spec.decode != PV_POLICY_DECODE_GENERATE && n[b] == 0)
             return PV_ERR_INVAL;
-    pv_err_t rc = s_room(lm, w, B);
+    pv_err_t rc = pv_lm_room(lm, w, B);
     if (rc != PV_OK)
         return rc;
-    s_cache_check(p, w);
-    memset(w->claimed, 0, w->n_slots * sizeof *w->claimed);
-    w->n_pend = 0;
+    pv_lm_batch_begin(p, w);
     for (size_t b = 0; b < B; b++) {
         pv_lm_gen_t *g = &w->gens[b];
         rc = pv_lm_context(lm, &ctxs[b], cands[b], n[b], &g->ctx, NULL);
         if (rc == PV_OK)
-            rc = s_prefill(lm, w, b, NULL);
+            rc = pv_lm_prefill(lm, w, b, NULL);
         if (rc != PV_OK) {
-            s_unpend(w);
+            pv_lm_unpend(w);
             return rc;
         }
     }
-    if ((rc = s_flush(lm, w, NULL)) != PV_OK)
+    if ((rc = pv_lm_flush(lm, w, NULL)) != PV_OK)
         return rc;
     if (!rank)
         return s_generate(p, w, B, rngs, cands, n, out);
@@ -854,14 +612,12 @@ static pv_err_t s_logprobs(const pv_policy_t *p, const pv_policy_ctx_t *ctx,
     w->single_ready = false;
     if (n == 0)
         return PV_ERR_INVAL;
-    s_cache_check(p, w);
-    memset(w->claimed, 0, w->n_slots * sizeof *w->claimed);
-    w->n_pend = 0;
+    pv_lm_batch_begin(p, w);
     pv_err_t rc = pv_lm_context(lm, ctx, cands, n, &g->ctx, NULL);
-    if (rc == PV_OK && (rc = s_prefill(lm, w, 0, NULL)) != PV_OK)
-        s_unpend(w);
+    if (rc == PV_OK && (rc = pv_lm_prefill(lm, w, 0, NULL)) != PV_OK)
+        pv_lm_unpend(w);
     if (rc == PV_OK)
-        rc = s_flush(lm, w, NULL);
+        rc = pv_lm_flush(lm, w, NULL);
     if (rc == PV_OK)
         rc = s_rank(p, w, g, w->logits, cands, n, NULL);
     if (rc != PV_OK)

@@ -368,3 +368,16 @@ size_t pv_rollout_batch(int64_t batch, size_t n)
     size_t b = batch <= 0 || (size_t)batch > n ? n : (size_t)batch;
     return b > PV_ROLLOUT_MAX_BATCH ? PV_ROLLOUT_MAX_BATCH : b ? b : 1;
 }
+
+size_t pv_rollout_next_batch(const pv_policy_t *p, size_t n_envs, size_t first, size_t total,
+                             pv_rng_t *parent, pv_rng_t *r, pv_rng_t **rp)
+{
+    bool lockstep = n_envs >= 2 && pv_policy_batches(p);
+    size_t m = lockstep ? pv_rollout_batch((int64_t)n_envs, total - first) : 1;
+    for (size_t j = 0; j < m; j++) {
+        if (parent && lockstep) /* episode first + j's own stream */
+            pv_rng_seed(&r[j], pv_rng_u64(parent), first + j);
+        rp[j] = !parent ? NULL : lockstep ? &r[j] : parent;
+    }
+    return m;
+}

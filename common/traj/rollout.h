@@ -74,6 +74,14 @@ void pv_env_pool_free(pv_env_pool_t *pool);
 /* How many episodes at once for actor.batch = `batch` (0 = all) and `n` to play. */
 size_t pv_rollout_batch(int64_t batch, size_t n);
 
+/* The next batch of episodes (or continuations) first, first + 1, ... of `total` that a pool
+ * of n_envs environments plays with policy p: returns how many (1 unless n_envs >= 2 and p
+ * batches), and their streams in rp (room for PV_ROLLOUT_MAX_BATCH): when p plays in
+ * lockstep each episode has its own stream in r, seeded with a draw of `parent` (and its
+ * index), else the one episode draws from `parent` itself; parent NULL: greedy (rp NULL). */
+size_t pv_rollout_next_batch(const pv_policy_t *p, size_t n_envs, size_t first, size_t total,
+                             pv_rng_t *parent, pv_rng_t *r, pv_rng_t **rp);
+
 /* Where a continuation starts: the saved state s_t and the context that led to it. All
  * borrowed for the call. */
 typedef struct pv_rollout_start {
