@@ -91,8 +91,8 @@ static pv_err_t s_setup(void *self, pv_errmsg_t *em)
     printf("prover-broker: listening on %s metrics %u\n", pv_broker_io_endpoint(b->io),
            (unsigned)pv_broker_io_metrics_port(b->io));
     fflush(stdout);
-    PV_LOG_INFO("listening on %s, services %s, metrics port %u", pv_broker_io_endpoint(b->io),
-                cfg->broker.services, (unsigned)pv_broker_io_metrics_port(b->io));
+    /* the endpoint and port are on the stdout line above (both reach a terminal under mpirun) */
+    PV_LOG_INFO("ready, services %s", cfg->broker.services);
     pv_broker_io_reload_on(b->io, &pv_role_reload);
     if (b->rc.world.mpi) /* part of a job (a broker alone serves no run folder) */
         s_write_endpoint(cfg, pv_broker_io_endpoint(b->io));

@@ -5,6 +5,19 @@
 #include <math.h>
 #include <string.h>
 
+/* expf on 4 floats from glibc's libmvec (-lmvec): the x86-64 vector function ABI's SSE2
+ * variant, an ifunc that picks glibc's SSE4.1 or SSE2 code; at most 1 ulp from expf (glibc's
+ * libm-test-ulps). SSE2 is x86-64's baseline, so no CPU check is needed. The softmax and
+ * SwiGLU loops below go 4 lanes at a time through it and finish their tails with expf; on
+ * other processors (S_SSE2 0) the scalar loops do all of the work. */
+#if defined(__x86_64__) && defined(__SSE2__)
+#define S_SSE2 1
+#include <emmintrin.h>
+extern __m128 _ZGVbN4v_expf(__m128 x);
+#else
+#define S_SSE2 0
+#endif
+
 /* Causal attention works in blocks of query rows: block [r0, r1) needs only the keys
  * 0 .. p0 + r1 - 1, so the products skip most of the masked upper triangle. */
 #define S_ATT_BLOCK 64
@@ -163,22 +176,55 @@ void pv_k_rope_bwd(float *dx, const float *dout, const float *cos_t, const float
     s_rope(dx, dout, cos_t, sin_t, n, p0, nh, D, -1.0f, 1);
 }
 
-/* Softmax of row[0..valid) in place (max-shifted, summed in double), zeros to n_ctx. */
+/* Softmax of row[0..valid) in place (max-shifted, summed in double), zeros to n_ctx.
+ * Four lanes at a time: the max, expf (libmvec) and the sum (two double accumulators of
+ * two lanes each); the tail in scalar code. */
 static void s_softmax_row(float *row, size_t valid, size_t n_ctx)
 {
+    size_t j = 0;
     float mx = row[0];
-    for (size_t j = 1; j < valid; j++)
-        mx = row[j] > mx ? row[j] : mx;
     double z = 0.0;
-    for (size_t j = 0; j < valid; j++) {
+#if S_SSE2
+    size_t v4 = valid & ~(size_t)3;
+    __m128 vmx = _mm_set1_ps(row[0]);
+    for (; j < v4; j += 4)
+        vmx = _mm_max_ps(vmx, _mm_loadu_ps(row + j));
+    float lanes[4];
+    _mm_storeu_ps(lanes, vmx);
+    for (int l = 0; l < 4; l++)
+        mx = lanes[l] > mx ? lanes[l] : mx;
+#endif
+    for (; j < valid; j++)
+        mx = row[j] > mx ? row[j] : mx;
+    j = 0;
+#if S_SSE2
+    __m128 vm = _mm_set1_ps(mx);
+    __m128d z0 = _mm_setzero_pd(), z1 = _mm_setzero_pd();
+    for (; j < v4; j += 4) {
+        __m128 e = _ZGVbN4v_expf(_mm_sub_ps(_mm_loadu_ps(row + j), vm));
+        _mm_storeu_ps(row + j, e);
+        z0 = _mm_add_pd(z0, _mm_cvtps_pd(e));
+        z1 = _mm_add_pd(z1, _mm_cvtps_pd(_mm_movehl_ps(e, e)));
+    }
+    double zl[2];
+    _mm_storeu_pd(zl, _mm_add_pd(z0, z1));
+    z = zl[0] + zl[1];
+#endif
+    for (; j < valid; j++) {
         row[j] = expf(row[j] - mx);
         z += row[j];
     }
     float inv = (float)(1.0 / z);
-    for (size_t j = 0; j < valid; j++)
+    j = 0;
+#if S_SSE2
+    __m128 vinv = _mm_set1_ps(inv);
+    for (; j < v4; j += 4)
+        _mm_storeu_ps(row + j, _mm_mul_ps(_mm_loadu_ps(row + j), vinv));
+#endif
+    for (; j < valid; j++)
         row[j] *= inv;
-    for (size_t j = valid; j < n_ctx; j++)
-        row[j] = 0.0f;
+    if (n_ctx > valid)
+        memset(row + valid, 0, (n_ctx - valid) * sizeof *row);
 }
 
 void pv_k_attn_fwd(float *out, float *att, const float *q, const float *k, const float *v, size_t n,
@@ -245,9 +291,25 @@ void pv_k_attn_bwd(float *dq, float *dk, float *dv, float *datt, const float *do
     }
 }
 
+#if S_SSE2
+/* sigmoid(z) = 1 / (1 + e^-z) of 4 lanes (libmvec's expf). */
+static inline __m128 s_sigmoid4(__m128 z)
+{
+    __m128 one = _mm_set1_ps(1.0f);
+    return _mm_div_ps(one, _mm_add_ps(one, _ZGVbN4v_expf(_mm_sub_ps(_mm_setzero_ps(), z))));
+}
+#endif
+
 void pv_k_swiglu_fwd(float *h, const float *gate, const float *up, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
+    size_t i = 0;
+#if S_SSE2
+    for (size_t n4 = n & ~(size_t)3; i < n4; i += 4) {
+        __m128 z = _mm_loadu_ps(gate + i);
+        _mm_storeu_ps(h + i, _mm_mul_ps(_mm_mul_ps(z, s_sigmoid4(z)), _mm_loadu_ps(up + i)));
+    }
+#endif
+    for (; i < n; i++) {
         float z = gate[i];
         h[i] = z / (1.0f + expf(-z)) * up[i];
     }
@@ -256,7 +318,18 @@ void pv_k_swiglu_fwd(float *h, const float *gate, const float *up, size_t n)
 void pv_k_swiglu_bwd(float *dgate, float *dup, const float *dh, const float *gate, const float *up,
                      size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
+    size_t i = 0;
+#if S_SSE2
+    __m128 one = _mm_set1_ps(1.0f);
+    for (size_t n4 = n & ~(size_t)3; i < n4; i += 4) {
+        __m128 z = _mm_loadu_ps(gate + i), s = s_sigmoid4(z), g = _mm_loadu_ps(dh + i);
+        __m128 ds = _mm_mul_ps(s, _mm_add_ps(one, _mm_mul_ps(z, _mm_sub_ps(one, s))));
+        __m128 dg = _mm_mul_ps(_mm_mul_ps(g, _mm_loadu_ps(up + i)), ds);
+        _mm_storeu_ps(dgate + i, _mm_add_ps(_mm_loadu_ps(dgate + i), dg));
+        _mm_storeu_ps(dup + i, _mm_add_ps(_mm_loadu_ps(dup + i), _mm_mul_ps(g, _mm_mul_ps(z, s))));
+    }
+#endif
+    for (; i < n; i++) {
         float z = gate[i], s = 1.0f / (1.0f + expf(-z));
         dgate[i] += dh[i] * up[i] * s * (1.0f + z * (1.0f - s));
         dup[i] += dh[i] * z * s;

@@ -246,7 +246,7 @@ static void test_swiglu_add(void **state)
     (void)state;
     pv_rng_t rng;
     pv_rng_seed(&rng, 9, 1);
-    size_t n = 12;
+    size_t n = 13; /* three 4-lane blocks and a scalar tail */
     s_op_t o = {.kind = K_SWIGLU, .n = n};
     o.x = s_new(n, 2, &rng);
     o.w = s_new(n, 1, &rng);
@@ -256,10 +256,17 @@ static void test_swiglu_add(void **state)
     pv_k_swiglu_bwd(dg, du, o.r, o.x, o.w, n);
     s_expect(&o, o.x, dg, n, "swiglu gate");
     s_expect(&o, o.w, du, n, "swiglu up");
-    /* silu(0) = 0, silu(z) -> z for large z */
-    float z[2] = {0.0f, 30.0f}, one[2] = {1.0f, 1.0f}, h[2];
-    pv_k_swiglu_fwd(h, z, one, 2);
-    assert_true(h[0] == 0.0f && fabsf(h[1] - 30.0f) < 1e-4f);
+    /* silu(0) = 0, silu(z) -> z for large z, -> 0 (not NaN) for very negative z, in the
+     * 4-lane part and in the tail alike */
+    float z[10] = {0.0f, 30.0f, -200.0f, 1.0f, 0.0f, 30.0f, -200.0f, 1.0f, -200.0f, 1.0f};
+    float one[10], h[10];
+    for (int i = 0; i < 10; i++)
+        one[i] = 1.0f;
+    pv_k_swiglu_fwd(h, z, one, 10);
+    for (int i = 0; i < 10; i++) {
+        double want = (double)z[i] / (1.0 + exp(-(double)z[i]));
+        assert_true(fabs(h[i] - want) <= 1e-6 * (1.0 + fabs(want)));
+    }
     o.kind = K_ADD;
     memset(dg, 0, n * sizeof *dg);
     memset(du, 0, n * sizeof *du);
