@@ -176,31 +176,20 @@ void pv_k_rope_bwd(float *dx, const float *dout, const float *cos_t, const float
     s_rope(dx, dout, cos_t, sin_t, n, p0, nh, D, -1.0f, 1);
 }
 
-/* Softmax of row[0..valid) in place (max-shifted, summed in double), zeros to n_ctx.
- * Four lanes at a time: the max, expf (libmvec) and the sum (two double accumulators of
- * two lanes each); the tail in scalar code. */
+/* Softmax of row[0..valid) in place (max-shifted, summed in double), zeros to n_ctx. The
+ * exponentials go 4 lanes at a time through libmvec (the sum in two double accumulators of
+ * two lanes each), the tail in scalar code; the max and the scaling are plain loops. */
 static void s_softmax_row(float *row, size_t valid, size_t n_ctx)
 {
-    size_t j = 0;
     float mx = row[0];
-    double z = 0.0;
-#if S_SSE2
-    size_t v4 = valid & ~(size_t)3;
-    __m128 vmx = _mm_set1_ps(row[0]);
-    for (; j < v4; j += 4)
-        vmx = _mm_max_ps(vmx, _mm_loadu_ps(row + j));
-    float lanes[4];
-    _mm_storeu_ps(lanes, vmx);
-    for (int l = 0; l < 4; l++)
-        mx = lanes[l] > mx ? lanes[l] : mx;
-#endif
-    for (; j < valid; j++)
+    for (size_t j = 1; j < valid; j++)
         mx = row[j] > mx ? row[j] : mx;
-    j = 0;
+    size_t j = 0;
+    double z = 0.0;
 #if S_SSE2
     __m128 vm = _mm_set1_ps(mx);
     __m128d z0 = _mm_setzero_pd(), z1 = _mm_setzero_pd();
-    for (; j < v4; j += 4) {
+    for (size_t v4 = valid & ~(size_t)3; j < v4; j += 4) {
         __m128 e = _ZGVbN4v_expf(_mm_sub_ps(_mm_loadu_ps(row + j), vm));
         _mm_storeu_ps(row + j, e);
         z0 = _mm_add_pd(z0, _mm_cvtps_pd(e));
@@ -215,13 +204,7 @@ static void s_softmax_row(float *row, size_t valid, size_t n_ctx)
         z += row[j];
     }
     float inv = (float)(1.0 / z);
-    j = 0;
-#if S_SSE2
-    __m128 vinv = _mm_set1_ps(inv);
-    for (; j < v4; j += 4)
-        _mm_storeu_ps(row + j, _mm_mul_ps(_mm_loadu_ps(row + j), vinv));
-#endif
-    for (; j < valid; j++)
+    for (j = 0; j < valid; j++)
         row[j] *= inv;
     if (n_ctx > valid)
         memset(row + valid, 0, (n_ctx - valid) * sizeof *row);
