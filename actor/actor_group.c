@@ -1,12 +1,24 @@
 /* actor_group.c - tasks, groups and their encoding; see actor_group.h. */
 #include "actor/actor_group.h"
 
+#include "common/rng.h"
+
+/* the key of pass `pass`'s task order in a run seeded with run_seed */
+static uint64_t s_order_key(uint64_t run_seed, uint64_t pass)
+{
+    return pv_rng_mix(pv_rng_mix(run_seed, pass), 0x7461736b6f726472ULL); /* "taskordr" */
+}
+
 pv_task_t pv_actor_task(const pv_actor_sched_t *s, uint64_t n)
 {
     uint64_t count = s->count ? s->count : 1;
     uint64_t id = s->index + n * count;
-    if (s->n_tasks != UINT64_MAX && s->n_tasks > 0)
+    if (s->n_tasks != UINT64_MAX && s->n_tasks > 0) {
+        uint64_t pass = id / s->n_tasks;
         id %= s->n_tasks;
+        if (s->shuffle)
+            id = pv_rng_permute(id, s->n_tasks, s_order_key(s->run_seed, pass));
+    }
     return (pv_task_t){.split = PV_SPLIT_TRAIN, .task_id = id, .seed = pv_rng_mix(s->run_seed, id)};
 }
 

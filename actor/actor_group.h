@@ -1,9 +1,15 @@
 /* actor_group.h - prover-actor's pieces without sockets: which task to play next, one group
  * of G trajectories, and the group as ROLLOUT_GROUP bytes (DESIGN.md section 2).
  *
- * Tasks. Actor i of A plays the training tasks i, i + A, i + 2A, ... (modulo the split's
- * size when the split is finite), so actors never duplicate each other's tasks; the task
- * seed is pv_rng_mix(run.seed, task_id), as in prover-train-local.
+ * Tasks. Actor i of A plays the training split's positions i, i + A, i + 2A, ..., so actors
+ * never duplicate each other's tasks. Generated tasks (an unbounded split) are the positions
+ * themselves. A finite split (a benchmark's files) is visited pass after pass (position p is
+ * pass p / N, place p mod N); with shuffle (env.shuffle_tasks) each pass visits
+ * the N tasks in its own seeded order, pv_rng_permute(place, N, key) with a key of (run.seed,
+ * pass), as verl's data.shuffle reshuffles each epoch, so an update's groups are not a run
+ * of neighbouring file entries (WebShop's synthetic goals list every option combination of
+ * one product in a row); without it, in file order. The task seed is pv_rng_mix(run.seed,
+ * task_id), as in prover-train-local.
  * Groups. The G trajectories of a group play the same task with the same policy object,
  * one after the other from the actor's stream, or, with a pool of n_envs >= 2 environments
  * (a policy that batches: the transformer), n_envs at a time in lockstep
@@ -29,6 +35,7 @@ typedef struct pv_actor_sched {
     uint32_t count;    /* actors in the run (>= 1) */
     uint64_t n_tasks;  /* tasks in the training split; UINT64_MAX = generated */
     uint64_t run_seed; /* run.seed */
+    bool shuffle;      /* env.shuffle_tasks: a finite split in a seeded order per pass */
 } pv_actor_sched_t;
 
 /* The task of this actor's group number n (n = 0, 1, ...). */

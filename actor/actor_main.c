@@ -227,7 +227,8 @@ static pv_err_t s_setup(void *self, pv_errmsg_t *em)
     A->sched = (pv_actor_sched_t){.index = index,
                                   .count = count > 0 ? (uint32_t)count : 1u,
                                   .n_tasks = pv_env_model_n_tasks(A->k.model, PV_SPLIT_TRAIN),
-                                  .run_seed = (uint64_t)cfg->run.seed};
+                                  .run_seed = (uint64_t)cfg->run.seed,
+                                  .shuffle = cfg->env.shuffle_tasks};
     if (cfg->learner.resume[0]) { /* go on where the resumed run's schedule stands */
         pv_task_cursor_t cur;
         if ((rc = pv_task_cursor_read(cfg->learner.resume, &cur, em)) != PV_OK)

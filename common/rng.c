@@ -65,3 +65,25 @@ uint64_t pv_rng_mix(uint64_t a, uint64_t b)
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
 }
+
+uint64_t pv_rng_permute(uint64_t i, uint64_t n, uint64_t key)
+{
+    if (n <= 1 || i >= n)
+        return n <= 1 ? 0 : i;
+    unsigned h = 1; /* half width: the network permutes [0, 4^h), the least such range >= n */
+    while (h < 31 && ((uint64_t)1 << (2 * h)) < n)
+        h++;
+    const uint64_t mask = ((uint64_t)1 << h) - 1;
+    uint64_t x = i;
+    do { /* cycle walking: stay in [0, n), a bijection because the network is one on 4^h */
+        uint64_t l = x >> h, r = x & mask;
+        for (uint64_t round = 0; round < 4; round++) {
+            uint64_t f = pv_rng_mix(key, (r << 2) | round) & mask;
+            uint64_t t = l ^ f;
+            l = r;
+            r = t;
+        }
+        x = (l << h) | r;
+    } while (x >= n);
+    return x;
+}

@@ -47,4 +47,13 @@ double pv_rng_normal(pv_rng_t *rng);
  * Flood 2014). Use it to derive independent seeds: pv_rng_mix(run_seed, task_id). */
 uint64_t pv_rng_mix(uint64_t a, uint64_t b);
 
+/* Position i's element in a seeded permutation of [0, n): a bijection of [0, n) for each
+ * key, computed in O(1) expected time without a table, so every process that knows
+ * (n, key) agrees on the order (the actors' task schedule, behaviour cloning's epochs).
+ * A 4-round Feistel network on the least range [0, 4^h) that holds n, with round function
+ * pv_rng_mix(key, ...), and cycle walking to stay inside [0, n) (Black and Rogaway,
+ * "Ciphers with Arbitrary Finite Domains", CT-RSA 2002); fewer than 4 walks on average.
+ * n <= 2^62. n <= 1 gives 0; i >= n is returned unchanged (not a position). */
+uint64_t pv_rng_permute(uint64_t i, uint64_t n, uint64_t key);
+
 #endif

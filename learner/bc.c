@@ -6,6 +6,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/rng.h"
 #include "common/vec.h"
 
 /* A language model: token cross-entropy of every step's expert action (its text encoded and
@@ -158,28 +159,42 @@ pv_err_t pv_bc_step(pv_trainer_t *t, const pv_traj_t *demos, size_t n, double *l
 }
 
 pv_err_t pv_bc_train(pv_trainer_t *t, const pv_traj_t *demos, size_t n, unsigned epochs,
-                     size_t batch, double *loss, double *accuracy, pv_errmsg_t *em)
+                     size_t batch, const pv_bc_order_t *order, double *loss, double *accuracy,
+                     pv_errmsg_t *em)
 {
     if (batch == 0)
         return pv_errf(em, PV_ERR_INVAL, "behaviour cloning: batch of 0 trajectories");
+    bool shuffle = order && order->shuffle && n > 1;
+    pv_traj_t *picked = NULL; /* a shuffled batch's headers (shallow copies, read only) */
+    if (shuffle && !(picked = malloc((batch < n ? batch : n) * sizeof *picked)))
+        return pv_errf(em, PV_ERR_NOMEM, "behaviour cloning: out of memory");
     double t0 = pv_mono_s(), step_loss = 0.0;
-    for (unsigned ep = 0; ep < epochs; ep++) {
+    pv_err_t err = PV_OK;
+    for (unsigned ep = 0; ep < epochs && err == PV_OK; ep++) {
         double sum = 0.0;
         size_t steps = 0;
-        for (size_t i = 0; i < n; i += batch) {
+        uint64_t key = shuffle ? pv_rng_mix(pv_rng_mix(order->seed, ep), 0x62636f72646572ULL) : 0;
+        for (size_t i = 0; i < n && err == PV_OK; i += batch) {
             bool last = ep + 1 == epochs && i + batch >= n;
-            pv_err_t err = pv_bc_step(t, demos + i, n - i < batch ? n - i : batch, &step_loss,
-                                      last ? accuracy : NULL, em);
-            if (err != PV_OK)
-                return err;
+            size_t m = n - i < batch ? n - i : batch;
+            const pv_traj_t *b = demos + i;
+            if (shuffle) {
+                for (size_t j = 0; j < m; j++)
+                    picked[j] = demos[pv_rng_permute(i + j, n, key)];
+                b = picked;
+            }
+            err = pv_bc_step(t, b, m, &step_loss, last ? accuracy : NULL, em);
             sum += step_loss;
             steps++;
         }
+        if (err != PV_OK)
+            break;
         /* progress of long cloning runs (the LM job's takes minutes) */
         PV_LOG_INFO("behaviour cloning: epoch %u/%u, mean nll %.4f before its %zu steps, %.0f s",
                     ep + 1, epochs, steps ? sum / (double)steps : 0.0, steps, pv_mono_s() - t0);
     }
-    if (loss)
+    free(picked);
+    if (err == PV_OK && loss)
         *loss = step_loss;
-    return PV_OK;
+    return err;
 }

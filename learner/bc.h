@@ -21,7 +21,9 @@
 #ifndef PV_LEARNER_BC_H
 #define PV_LEARNER_BC_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/err.h"
 #include "learner/update.h"
@@ -33,11 +35,20 @@
 pv_err_t pv_bc_step(pv_trainer_t *t, const pv_traj_t *demos, size_t n, double *loss,
                     double *accuracy, pv_errmsg_t *em);
 
-/* Behaviour cloning over `epochs` passes of the n demonstrations in consecutive batches of
- * `batch` trajectories (pv_bc_step each). *loss and *accuracy (either may be NULL) receive
- * the last step's values. Logs one line per epoch (its mean loss, the time since the start).
- * Errors: PV_ERR_INVAL (batch 0), pv_bc_step's. */
+/* The order of the demonstrations in each epoch. */
+typedef struct pv_bc_order {
+    bool shuffle;  /* false: demos[0 .. n) in order every epoch (batch k is demos[kB .. kB+B)) */
+    uint64_t seed; /* shuffle: epoch e visits demos[pv_rng_permute(j, n, key(seed, e))], j = 0,
+                    * 1, ..., a new order per epoch as an SFT trainer's shuffled sampler does */
+} pv_bc_order_t;
+
+/* Behaviour cloning over `epochs` passes of the n demonstrations in batches of `batch`
+ * trajectories (pv_bc_step each), in the order `order` gives (NULL = in order). *loss and
+ * *accuracy (either may be NULL) receive the last step's values. Logs one line per epoch (its
+ * mean loss, the time since the start). Allocates one batch of trajectory headers when
+ * shuffling. Errors: PV_ERR_INVAL (batch 0), PV_ERR_NOMEM, pv_bc_step's. */
 pv_err_t pv_bc_train(pv_trainer_t *t, const pv_traj_t *demos, size_t n, unsigned epochs,
-                     size_t batch, double *loss, double *accuracy, pv_errmsg_t *em);
+                     size_t batch, const pv_bc_order_t *order, double *loss, double *accuracy,
+                     pv_errmsg_t *em);
 
 #endif

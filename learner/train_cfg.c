@@ -45,6 +45,8 @@ pv_err_t pv_train_cfg_from_config(const pv_config_t *c, pv_train_cfg_t *out, pv_
     out->bc_batch = (size_t)c->learner.bc_batch;
     out->bc_lr = c->learner.bc_lr > 0 ? c->learner.bc_lr : c->learner.lr;
     out->bc_mask = c->learner.bc_mask;
+    out->shuffle = c->env.shuffle_tasks;
+    out->seed = (uint64_t)c->run.seed;
     return PV_OK;
 }
 
@@ -62,7 +64,8 @@ pv_err_t pv_train_bc(const pv_train_cfg_t *tc, const pv_episodes_t *e, pv_traine
     pv_traj_t *demos = NULL;
     pv_cost_t cost = {0};
     /* generated tasks: from 1000000 on, which RL reaches late if ever; a benchmark's finite
-     * training split: its last bc_episodes tasks (actors play the split from its start) */
+     * training split: its last bc_episodes tasks in file order (the actors' first pass
+     * starts at the split's start unless env.shuffle_tasks reorders it) */
     uint64_t n = pv_env_model_n_tasks(e->model, PV_SPLIT_TRAIN), first = 1000000;
     if (n != UINT64_MAX)
         first = n > tc->bc_episodes ? n - tc->bc_episodes : 0;
@@ -80,7 +83,11 @@ pv_err_t pv_train_bc(const pv_train_cfg_t *tc, const pv_episodes_t *e, pv_traine
         loss = &last_loss;
     pv_adam_set_lr(t->adam, tc->bc_lr);
     t->bc_full_vocab = !tc->bc_mask;
-    err = pv_bc_train(t, demos, tc->bc_episodes, tc->bc_epochs, tc->bc_batch, loss, accuracy, em);
+    /* generated demonstrations are random tasks already: their order stays (and with it
+     * every documented ALFWorld number); a data file's neighbours are alike */
+    pv_bc_order_t order = {.shuffle = tc->shuffle && n != UINT64_MAX, .seed = tc->seed};
+    err = pv_bc_train(t, demos, tc->bc_episodes, tc->bc_epochs, tc->bc_batch, &order, loss,
+                      accuracy, em);
     t->bc_full_vocab = false;
     pv_adam_set_lr(t->adam, tc->adam.lr);
     /* RL starts with a fresh optimiser, as an RL run after SFT builds its own: BC's second

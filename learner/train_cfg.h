@@ -27,8 +27,10 @@ typedef struct pv_train_cfg {
     size_t bc_episodes; /* expert episodes for the warm start; 0 = none */
     unsigned bc_epochs;
     size_t bc_batch;
-    double bc_lr; /* learner.bc_lr, or learner.lr when that is 0 */
-    bool bc_mask; /* learner.bc_mask: decode=constrain BC over the masked distribution */
+    double bc_lr;  /* learner.bc_lr, or learner.lr when that is 0 */
+    bool bc_mask;  /* learner.bc_mask: decode=constrain BC over the masked distribution */
+    bool shuffle;  /* env.shuffle_tasks: a finite split's demonstrations in a new order per epoch */
+    uint64_t seed; /* run.seed: the key of those orders */
 } pv_train_cfg_t;
 
 /* Decide the options of `cfg` (for estimator spopp this allocates its value table, out->adv.spopp:

@@ -188,7 +188,8 @@ static int s_run(s_bench_t *B, size_t want, char judges[][96], size_t n_judges, 
     pv_actor_sched_t sched = {.index = 0,
                               .count = 1,
                               .n_tasks = pv_env_model_n_tasks(B->model, PV_SPLIT_TRAIN),
-                              .run_seed = (uint64_t)c->run.seed};
+                              .run_seed = (uint64_t)c->run.seed,
+                              .shuffle = c->env.shuffle_tasks};
     pv_rng_t rng;
     pv_rng_seed(&rng, pv_rng_mix((uint64_t)c->run.seed, 0x6163746f72u), 0);
     pv_actor_ctx_t actor = {.model = B->model,

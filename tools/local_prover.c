@@ -135,7 +135,8 @@ pv_err_t pv_local_new(const pv_config_t *cfg, const pv_env_model_t *model, pv_en
     L->sched = (pv_actor_sched_t){.index = 0,
                                   .count = 1,
                                   .n_tasks = pv_env_model_n_tasks(model, PV_SPLIT_TRAIN),
-                                  .run_seed = (uint64_t)cfg->run.seed};
+                                  .run_seed = (uint64_t)cfg->run.seed,
+                                  .shuffle = cfg->env.shuffle_tasks};
     if (pv_intake_new((size_t)cfg->learner.batch_groups, &L->intake) != PV_OK)
         return PV_ERR_NOMEM;
     pv_intake_set_token_space(L->intake, pv_policy_token_space(trainer->policy));

@@ -71,11 +71,55 @@ static void test_task_schedule(void **state)
     qsort(ids, A * N, sizeof *ids, s_cmp);
     for (uint64_t i = 0; i < A * N; i++)
         assert_int_equal(ids[i], i);
-    /* a finite split (loaded data) wraps around */
+    /* a finite split (loaded data) in file order wraps around */
     pv_actor_sched_t s = {.index = 1, .count = 4, .n_tasks = 10, .run_seed = 9};
     assert_int_equal(pv_actor_task(&s, 0).task_id, 1);
     assert_int_equal(pv_actor_task(&s, 2).task_id, 9);
     assert_int_equal(pv_actor_task(&s, 3).task_id, 3);
+}
+
+/* env.shuffle_tasks on a finite split of 50 tasks: three actors together play every task once
+ * in each pass of 50 positions, each pass in an order other than the file's and other than
+ * the pass before, the same order for the same run seed, another for another seed. */
+static void test_task_schedule_shuffled(void **state)
+{
+    (void)state;
+    enum { A = 3, N = 50, PASSES = 3 };
+    uint64_t order[2][PASSES][N];
+    for (uint64_t seed = 0; seed < 2; seed++) {
+        for (uint64_t p = 0; p < (uint64_t)PASSES * N; p++) { /* position p = actor a's group n */
+            pv_actor_sched_t s = {.index = (uint32_t)(p % A),
+                                  .count = A,
+                                  .n_tasks = N,
+                                  .run_seed = seed,
+                                  .shuffle = true};
+            pv_task_t t = pv_actor_task(&s, p / A);
+            assert_true(t.task_id < N);
+            assert_int_equal(t.seed, pv_rng_mix(seed, t.task_id));
+            order[seed][p / N][p % N] = t.task_id;
+        }
+        for (int pass = 0; pass < PASSES; pass++) {
+            unsigned char seen[N] = {0};
+            size_t in_place = 0, as_before = 0;
+            for (uint64_t k = 0; k < N; k++) {
+                uint64_t id = order[seed][pass][k];
+                assert_int_equal(seen[id], 0);
+                seen[id] = 1;
+                in_place += id == k;
+                as_before += pass > 0 && id == order[seed][pass - 1][k];
+            }
+            assert_true(in_place < N / 2);
+            assert_true(as_before < N / 2);
+        }
+    }
+    size_t same = 0;
+    for (uint64_t k = 0; k < N; k++)
+        same += order[0][0][k] == order[1][0][k];
+    assert_true(same < N / 2);
+    /* generated tasks (an unbounded split) are not reordered */
+    pv_actor_sched_t g = {
+        .index = 2, .count = 3, .n_tasks = UINT64_MAX, .run_seed = 4, .shuffle = true};
+    assert_int_equal(pv_actor_task(&g, 5).task_id, 17);
 }
 
 /* The hook plays the learner: each call publishes a new version (new parameters too). */
@@ -191,6 +235,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_task_schedule),
+        cmocka_unit_test(test_task_schedule_shuffled),
         cmocka_unit_test(test_weights_between_episodes),
         cmocka_unit_test(test_encoded_group),
     };

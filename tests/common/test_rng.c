@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -89,6 +90,45 @@ static void test_mix_spreads(void **state)
     assert_true(pv_rng_mix(5, 5) == pv_rng_mix(5, 5));
 }
 
+/* pv_rng_permute: for every size (powers of 4 and their neighbours included) and two keys,
+ * the positions map onto [0, n) once each; the two keys give different orders, neither is
+ * the identity, and about 1/n of the positions stay fixed, as in a uniform permutation. */
+static void test_permute_is_a_bijection(void **state)
+{
+    (void)state;
+    static unsigned char seen[5000];
+    static const uint64_t sizes[] = {2,   3,   4,   5,   15,   16,   17,   63,   64,   65,
+                                     100, 255, 256, 257, 1000, 1023, 1024, 1025, 4096, 4999};
+    size_t fixed = 0, total = 0;
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+        uint64_t n = sizes[s];
+        size_t same_order = 0;
+        for (uint64_t key = 1; key <= 2; key++) {
+            memset(seen, 0, sizeof seen);
+            size_t moved = 0;
+            for (uint64_t i = 0; i < n; i++) {
+                uint64_t j = pv_rng_permute(i, n, key);
+                assert_true(j < n);
+                assert_int_equal(seen[j], 0);
+                seen[j] = 1;
+                moved += j != i;
+                fixed += j == i;
+                total++;
+                same_order += key == 2 && j == pv_rng_permute(i, n, 1);
+                assert_int_equal(j, pv_rng_permute(i, n, key)); /* a function of (i, n, key) */
+            }
+            if (n >= 15)
+                assert_true(moved > n / 2);
+        }
+        if (n >= 15)
+            assert_true(same_order < n / 2);
+    }
+    assert_true(fixed < total / 20); /* a uniform permutation fixes one point on average */
+    assert_int_equal(pv_rng_permute(0, 1, 7), 0);
+    assert_int_equal(pv_rng_permute(0, 0, 7), 0);
+    assert_int_equal(pv_rng_permute(9, 5, 7), 9); /* not a position: unchanged */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -97,6 +137,7 @@ int main(void)
         cmocka_unit_test(test_bounded_is_in_range_and_unbiased),
         cmocka_unit_test(test_uniform_and_normal_moments),
         cmocka_unit_test(test_mix_spreads),
+        cmocka_unit_test(test_permute_is_a_bijection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

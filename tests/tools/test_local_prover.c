@@ -334,7 +334,7 @@ static void test_bc_then_prover_iterations(void **state)
     assert_int_equal(pv_episodes_expert(&E, 100, 120, &demos, &c, NULL), PV_OK);
     double loss0 = 0, loss = 0, acc = -1;
     assert_int_equal(pv_bc_step(&f->t, demos, 30, &loss0, NULL, NULL), PV_OK);
-    assert_int_equal(pv_bc_train(&f->t, demos, 120, 15, 30, &loss, &acc, NULL), PV_OK);
+    assert_int_equal(pv_bc_train(&f->t, demos, 120, 15, 30, NULL, &loss, &acc, NULL), PV_OK);
     assert_true(loss < 0.5 * loss0);
     assert_true(acc > 0.5 && acc <= 1.0);
     assert_int_equal(pv_episodes_eval(&E, PV_SPLIT_TEST, 0, 40, NULL, &ro, &after, &c, NULL),
@@ -430,6 +430,59 @@ static void test_train_bc_fresh_optimiser(void **state)
     pv_train_cfg_fini(&tc);
 }
 
+/* Behaviour cloning's order: a shuffled cloning from the same start ends at the same
+ * parameters when repeated with its seed and at others with another seed or in file order
+ * (so the order was changed); each of them learns (the loss on the 40 demonstrations falls,
+ * most steps are the expert's argmax). */
+static void test_bc_shuffled_epochs(void **state)
+{
+    s_fix_t *f = *state;
+    pv_episodes_t E = {.model = f->w.model,
+                       .env = f->w.env,
+                       .policy = f->w.policy,
+                       .work = f->t.work,
+                       .arena = f->scratch,
+                       .task_seed = 5};
+    pv_traj_t *demos;
+    pv_cost_t c = {0};
+    assert_int_equal(pv_episodes_expert(&E, 100, 40, &demos, &c, NULL), PV_OK);
+    size_t n = pv_policy_n_params(f->w.policy);
+    float *p0 = malloc(n * sizeof *p0), *out[4];
+    assert_non_null(p0);
+    memcpy(p0, pv_policy_params(f->w.policy), n * sizeof *p0);
+    uint64_t v0 = pv_policy_version(f->w.policy);
+    const pv_bc_order_t orders[4] = {{.shuffle = true, .seed = 3},
+                                     {.shuffle = true, .seed = 3},
+                                     {.shuffle = true, .seed = 4},
+                                     {.shuffle = false, .seed = 3}};
+    for (int r = 0; r < 4; r++) {
+        memcpy(pv_policy_params(f->w.policy), p0, n * sizeof *p0);
+        memset(pv_adam_m(f->adam), 0, n * sizeof(float));
+        memset(pv_adam_v(f->adam), 0, n * sizeof(float));
+        pv_adam_set_t_step(f->adam, 0);
+        double loss0 = 0, loss = 0, acc = -1;
+        assert_int_equal(pv_bc_step(&f->t, demos, 40, &loss0, NULL, NULL), PV_OK);
+        memcpy(pv_policy_params(f->w.policy), p0, n * sizeof *p0);
+        assert_int_equal(pv_bc_train(&f->t, demos, 40, 8, 12, &orders[r], &loss, &acc, NULL),
+                         PV_OK);
+        assert_true(acc > 0.5);
+        out[r] = malloc(n * sizeof *p0);
+        assert_non_null(out[r]);
+        memcpy(out[r], pv_policy_params(f->w.policy), n * sizeof *p0);
+        double after = 0; /* the whole set's loss after cloning (this step's "before") */
+        assert_int_equal(pv_bc_step(&f->t, demos, 40, &after, NULL, NULL), PV_OK);
+        assert_true(after < 0.8 * loss0);
+    }
+    assert_memory_equal(out[0], out[1], n * sizeof *p0);
+    assert_true(memcmp(out[0], out[2], n * sizeof *p0) != 0);
+    assert_true(memcmp(out[0], out[3], n * sizeof *p0) != 0);
+    for (int r = 0; r < 4; r++)
+        free(out[r]);
+    memcpy(pv_policy_params(f->w.policy), p0, n * sizeof *p0);
+    pv_policy_set_version(f->w.policy, v0);
+    free(p0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -440,6 +493,7 @@ int main(void)
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_bc_then_prover_iterations),
         cmocka_unit_test(test_train_bc_fresh_optimiser),
+        cmocka_unit_test(test_bc_shuffled_epochs),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);
 }
