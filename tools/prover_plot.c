@@ -8,23 +8,24 @@
  * Plots a metric (default success_rate) against the x axis (default: environment steps,
  * rollouts and verification together): each run's training value (per iteration, as the
  * mean of the last 10) as a line and, for success_rate, its held-out evaluations as points,
- * greedy and (when recorded) sampled (--raw draws the training values themselves, not their
- * mean of the last 10, for a metric that is already cumulative such as prover-eval's
- * acceptance_rate_cum; --series keeps one of the two kinds; --logx puts the x
- * axis on a log scale, where points at x = 0 are not drawn). --metric takes any number of the
- * train lines of metrics.jsonl (mean_reward, loss, pg_loss, entropy, kl, clip_frac,
- * grad_norm, acceptance_rate, episode_len, policy_lag_mean, ...), a few names as verl and
- * the README say them (reward, clip_fraction, acceptance), and verify_share: the share of
- * environment steps spent on verification so far (from cum_verify_env_steps and
- * cum_rollout_env_steps). A run that is missing or has no such records is left out with a
- * warning; the plot fails (2) only when no run has any. --dump prints the points (label,
- * train|eval, x, value, mean of the last 10) instead of drawing them. A run
- * argument is a metrics.jsonl file or a run folder containing one; "=LABEL" names it in the
- * legend (default: the folder name). --cost draws instead a bar chart of each run's
- * environment steps, rollouts and verification side by side on a log scale, from its last
- * record with cum_rollout_env_steps and cum_verify_env_steps. Data is extracted with
- * jansson into a temporary folder and drawn by gnuplot's pngcairo terminal. Exit status 0,
- * 1 when gnuplot fails, 2 for bad arguments or files.
+ * greedy and (when recorded) sampled. --metric score draws the held-out score the same way
+ * (the mean final reward x 100, WebShop's metric: the eval lines' score and score_sampled)
+ * with the training batches' mean_reward x 100 as the line (--raw draws the training values
+ * themselves, not their mean of the last 10, for a metric that is already cumulative such as
+ * prover-eval's acceptance_rate_cum; --series keeps one of the two kinds; --logx puts the x axis on
+ * a log scale, where points at x = 0 are not drawn). --metric takes any number of the train lines
+ * of metrics.jsonl (mean_reward, loss, pg_loss, entropy, kl, clip_frac, grad_norm, acceptance_rate,
+ * episode_len, policy_lag_mean, ...), a few names as verl and the README say them (reward,
+ * clip_fraction, acceptance), and verify_share: the share of environment steps spent on
+ * verification so far (from cum_verify_env_steps and cum_rollout_env_steps). A run that is missing
+ * or has no such records is left out with a warning; the plot fails (2) only when no run has any.
+ * --dump prints the points (label, train|eval, x, value, mean of the last 10) instead of drawing
+ * them. A run argument is a metrics.jsonl file or a run folder containing one; "=LABEL" names it in
+ * the legend (default: the folder name). --cost draws instead a bar chart of each run's environment
+ * steps, rollouts and verification side by side on a log scale, from its last record with
+ * cum_rollout_env_steps and cum_verify_env_steps. Data is extracted with jansson into a temporary
+ * folder and drawn by gnuplot's pngcairo terminal. Exit status 0, 1 when gnuplot fails, 2 for bad
+ * arguments or files.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -104,6 +105,8 @@ static double s_value(const json_t *o, const char *key)
 
 typedef struct s_extract_ctx {
     const char *metrics, *kind, *xkey, *ykey;
+    const char *sampled_key; /* the eval lines' sampled counterpart of ykey */
+    double scale;            /* multiplies every value (score: 100 x mean_reward) */
     char keys[512]; /* the numeric keys of the first record of `kind`, for an error message */
     FILE *out;
     int n, *n_sampled;
@@ -133,7 +136,7 @@ static pv_err_t s_extract_line(const json_t *o, size_t lineno, const char *why, 
                                       json_object_iter_key(it));
     }
     json_t *x = json_object_get(o, c->xkey);
-    double y = s_value(o, c->ykey);
+    double y = s_value(o, c->ykey) * c->scale;
     if (!json_is_number(x) || !isfinite(y))
         return PV_OK;
     c->win[c->n % 10] = y;
@@ -142,22 +145,29 @@ static pv_err_t s_extract_line(const json_t *o, size_t lineno, const char *why, 
     double mean = 0;
     for (int i = 0; i < m; i++)
         mean += c->win[i];
-    double sampled = pv_metrics_num(o, "success_rate_sampled", NAN);
+    double sampled = pv_metrics_num(o, c->sampled_key, NAN);
     if (isfinite(sampled) && c->n_sampled)
         (*c->n_sampled)++;
     fprintf(c->out, "%.17g %.17g %.17g %.17g\n", json_number_value(x), y, mean / m, sampled);
     return PV_OK;
 }
 
-/* Points of `kind` lines into dat: x, the metric `ykey`, the mean of its last 10, and
- * success_rate_sampled (NaN when absent; *n_sampled counts the others, may be NULL). `keys`
+/* Points of `kind` lines into dat: x, the metric `ykey`, the mean of its last 10, and its
+ * sampled counterpart (success_rate_sampled, score_sampled; NaN when absent; *n_sampled
+ * counts the others, may be NULL). The score's train lines are 100 x mean_reward. `keys`
  * (may be NULL) gets the numeric keys of the first such line. Returns the count, or -1 when
  * the file cannot be read (said on stderr). */
 static int s_extract(const char *metrics, const char *kind, const char *xkey, const char *ykey,
                      const char *dat, int *n_sampled, char *keys, size_t keys_cap)
 {
-    s_extract_ctx_t c = {
-        .metrics = metrics, .kind = kind, .xkey = xkey, .ykey = ykey, .n_sampled = n_sampled};
+    bool score = strcmp(ykey, "score") == 0, train = strcmp(kind, "train") == 0;
+    s_extract_ctx_t c = {.metrics = metrics,
+                         .kind = kind,
+                         .xkey = xkey,
+                         .ykey = score && train ? "mean_reward" : ykey,
+                         .sampled_key = score ? "score_sampled" : "success_rate_sampled",
+                         .scale = score && train ? 100.0 : 1.0,
+                         .n_sampled = n_sampled};
     if (!(c.out = fopen(dat, "w")))
         return -1;
     pv_errmsg_t em = {{0}};
@@ -286,7 +296,9 @@ static int s_curves(s_run_t *runs, int n_runs, const char *dir, const char *out,
                     const char *xkey, const char *ykey, const char *series, bool logx, bool dump)
 {
     int status = 0, drawn = 0;
-    bool eval_kind = strcmp(ykey, "success_rate") == 0; /* eval lines hold success only */
+    /* eval lines hold the held-out success and score */
+    bool score = strcmp(ykey, "score") == 0;
+    bool eval_kind = strcmp(ykey, "success_rate") == 0 || score;
     bool train = strcmp(series, "eval") != 0, eval = strcmp(series, "train") != 0 && eval_kind;
     char keys[512] = "";
     const char *what = train && eval ? "train or eval" : train ? "train" : "eval";
@@ -339,8 +351,13 @@ static int s_curves(s_run_t *runs, int n_runs, const char *dir, const char *out,
                     "set output '%s'\nset title '%s'\nset xlabel '%s'\n"
                     "set ylabel '%s'\n%s\nset grid\n"
                     "set key %s box opaque\nset rmargin 6\n%s\nplot ",
-                    out, title, xl, eval_kind ? "success rate" : ykey,
-                    s_is_share(ykey) ? "set yrange [0:1]" : "set autoscale y",
+                    out, title, xl,
+                    score       ? "score (mean final reward x 100)"
+                    : eval_kind ? "success rate"
+                                : ykey,
+                    s_is_share(ykey) ? "set yrange [0:1]"
+                    : score          ? "set yrange [0:100]"
+                                     : "set autoscale y",
                     eval_kind ? "inside right bottom" : "outside bottom center horizontal",
                     logx ? "set logscale x\nset format x '%.0s%c'" : "");
             const char *sep = "";

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # prover-plot as a user runs it: two runs' metrics (one with a bad line) -> a PNG; bad
 # arguments and a file without records are refused with status 2; --metric draws any metric
-# of the train lines (the values checked with --dump), verify_share from the step counts; a
-# missing run of a comparison is left out with a warning.
+# of the train lines (the values checked with --dump), verify_share from the step counts,
+# score from the eval lines' held-out score; a missing run of a comparison is left out with a
+# warning.
 set -u
 bin=${PV_BUILD_DIR:-build}/bin/prover-plot
 dir=$(mktemp -d)
@@ -38,6 +39,16 @@ out=$("$bin" --dump --metric verify_share "$dir/a=A" 2>&1)
   grep -q "numeric keys: .*loss" "$dir/err" || { echo "an absent metric: rc $rc $(cat "$dir/err")"; fail=1; }
 "$bin" -o "$dir/loss.png" --metric loss "$dir/a=A" "$dir/b=B" || { echo "loss plot failed"; fail=1; }
 [ "$(head -c 4 "$dir/loss.png" | od -An -c | tr -d ' ')" = '211PNG' ] || { echo "loss: not a PNG"; fail=1; }
+# --metric score: the eval lines' held-out score (and score_sampled), the train line 100 x
+# mean_reward; an eval line without a score is left out
+echo '{"kind":"eval","iteration":4,"total_env_steps":400,"success_rate":0.2,"score":61.5,"score_sampled":58}' >> "$dir/a/metrics.jsonl"
+out=$("$bin" --dump --metric score "$dir/a=A" 2>&1)
+[ "$(echo "$out" | awk '$2 == "eval"' | tr '\n' ';')" = "A eval 400 61.5 61.5;" ] ||
+  { echo "--metric score (eval): $out"; fail=1; }
+[ "$(echo "$out" | awk '$2 == "train" && $3 == 400 {printf "%.6f", $4}')" = "80.000000" ] ||
+  { echo "--metric score (train, 100 x mean_reward): $out"; fail=1; }
+"$bin" -o "$dir/score.png" --metric score "$dir/a=A" || { echo "score plot failed"; fail=1; }
+[ "$(head -c 4 "$dir/score.png" | od -An -c | tr -d ' ')" = '211PNG' ] || { echo "score: not a PNG"; fail=1; }
 # --raw (the values as recorded, no mean of the last 10: prover-eval's acceptance plot)
 "$bin" -o "$dir/raw.png" --raw --metric loss --series train "$dir/a=A" || { echo "--raw plot failed"; fail=1; }
 [ "$(head -c 4 "$dir/raw.png" | od -An -c | tr -d ' ')" = '211PNG' ] || { echo "--raw: not a PNG"; fail=1; }
