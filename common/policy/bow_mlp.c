@@ -53,7 +53,7 @@
  *   the MLP against 0.43 linear, on the 14 held-out ones 0.25-0.28 against 0.28, held-out
  *   exact match 0.05 against 0.10. The mention-window and neighbour-word features (the
  *   last six ids) raised training step accuracy from 0.49 to 0.77 and held-out exact match
- *   after 200 ProVer iterations from 0.10 to 0.15 on seeds 1-3 (README, "SearchQA").
+ *   after 200 ProVer iterations from 0.10 to 0.15 on seeds 1-3 (docs/benchmarks.md, "SearchQA").
  *   p = softmax(s); entropy = -sum p log p.
  * Tensors: embed (n_buckets, D), w1 (H, 7D), b1 (H), w2 (H), wide (n_buckets). The context
  * half of W1 c + b1 is computed once per decision, so a candidate costs about 8 D H
