@@ -5,7 +5,7 @@
 # ALFWorld and 5 elsewhere, 100 updates; the small protocol keeps the first grids' settings;
 # --configs all names every configuration with grpo-matched after the runs it is matched
 # to; each run's arguments are accepted by prover-config and give the settings named; a dry
-# run creates nothing; a bad protocol, an option without its value or a key no run would
+# run creates nothing; --seeds A-B plans only those seeds; a bad protocol, an option without its value or a key no run would
 # accept exits 2. Exit 0 pass, 1 fail.
 set -u
 src=${PV_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -86,6 +86,17 @@ grid --policy bogus > /dev/null 2>&1
 [ $? -eq 2 ] || fail "an unknown policy does not exit 2"
 cluster/eval-grid --dry-run --policy > /dev/null 2>&1
 [ $? -eq 2 ] || fail "--policy without a value does not exit 2"
+
+# --seeds A-B: only those seeds (to add seeds to a grid); a bad or empty range exits 2
+out=$(grid --envs alfworld --configs grpo,vict --seeds 6-10) || fail "--seeds 6-10 failed: $out"
+got=$(echo "$out" | sed -n 's/^alfworld vict seed \([0-9]*\):.*/\1/p' | tr '\n' ' ')
+[ "$got" = "6 7 8 9 10 " ] || fail "--seeds 6-10 planned vict seeds '$got'"
+line=$(echo "$out" | grep -m1 '^alfworld grpo seed 8:') || fail "--seeds 6-10: no grpo seed 8"
+[ "$(get "$line" run.seed)" = 8 ] || fail "--seeds 6-10: seed 8's run.seed is $(get "$line" run.seed)"
+for bad in 0 -3 5-3 3- x 2-x; do
+  grid --envs alfworld --configs grpo --seeds "$bad" > /dev/null 2>&1
+  [ $? -eq 2 ] || fail "--seeds $bad does not exit 2"
+done
 
 grid --protocol huge > /dev/null 2>&1
 [ $? -eq 2 ] || fail "an unknown protocol does not exit 2"
