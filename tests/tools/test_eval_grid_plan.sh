@@ -5,8 +5,8 @@
 # ALFWorld and 5 elsewhere, 100 updates; the small protocol keeps the first grids' settings;
 # --configs all names every configuration with grpo-matched after the runs it is matched
 # to; each run's arguments are accepted by prover-config and give the settings named; a dry
-# run creates nothing; --seeds A-B plans only those seeds; a bad protocol, an option without its value or a key no run would
-# accept exits 2. Exit 0 pass, 1 fail.
+# run creates nothing; --seeds A-B plans only those seeds; a bad protocol, a bad seed range,
+# an option without its value or a key no run would accept exits 2. Exit 0 pass, 1 fail.
 set -u
 src=${PV_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${PV_BUILD_DIR:-$src/build}
