@@ -15,6 +15,12 @@ static double s_div(double a, double b)
     return b > 0 ? a / b : 0.0;
 }
 
+/* Proposals that came back without a verified delta (proposals - verified, never below 0). */
+static uint64_t s_unverified(const pv_intake_stats_t *t)
+{
+    return t->proposals > t->verified ? t->proposals - t->verified : 0;
+}
+
 /* judge_precision (NaN when nothing was labelled) and precision_samples of `s`. */
 static void s_set_precision(json_t *o, const pv_intake_stats_t *s)
 {
@@ -351,7 +357,9 @@ pv_err_t pv_report_summary(const char *dir, const char *cfg_env, const char *est
     pv_metrics_set_real(o, "verify_share", s_div((double)run->verify_env_steps, (double)total));
     json_object_set_new(o, "policy_lag_hist", s_lag_json(&run->lag_hist));
     json_object_set_new(o, "groups", json_integer((json_int_t)t->groups));
+    json_object_set_new(o, "proposals", json_integer((json_int_t)t->proposals));
     json_object_set_new(o, "segments_verified", json_integer((json_int_t)t->verified));
+    json_object_set_new(o, "segments_unverified", json_integer((json_int_t)s_unverified(t)));
     json_object_set_new(o, "segments_positive", json_integer((json_int_t)t->positive));
     s_set_acceptance(o, t);
     json_object_set_new(o, "acceptance_by_judge",
@@ -422,6 +430,14 @@ pv_err_t pv_report_summary(const char *dir, const char *cfg_env, const char *est
             (unsigned long long)t->verified, (unsigned long long)t->positive,
             (unsigned long long)t->groups, (unsigned long long)t->stale,
             (unsigned long long)t->duplicates, (unsigned long long)t->malformed);
+    if (s_unverified(t))
+        fprintf(out,
+                "segments unverified %llu of %llu proposed (%.0f%%: over prover.verify_budget, "
+                "past prover.verify_timeout_ms, their verification failed, or they did not fit "
+                "their trajectory; the judge's log says which): they got no credit, and "
+                "verifying them would have cost more\n",
+                (unsigned long long)s_unverified(t), (unsigned long long)t->proposals,
+                100.0 * (double)s_unverified(t) / (double)t->proposals);
     if (t->verified)
         fprintf(
             out,

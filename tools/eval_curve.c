@@ -33,7 +33,7 @@ static pv_err_t s_push(pv_ev_point_t **a, size_t *n, size_t *cap, pv_ev_point_t 
 typedef struct s_read_ctx {
     pv_ev_run_t *r;
     size_t cap_eval, cap_train;
-    double verified, positive; /* segments so far */
+    double verified, positive, proposals; /* segments so far */
 } s_read_ctx_t;
 
 /* A per-iteration count of a train line (0 when absent or not a count). */
@@ -66,6 +66,7 @@ static pv_err_t s_metrics_line(const json_t *o, size_t lineno, const char *why, 
         isfinite(p.reward)) {
         ctx->verified += s_count(o, "segments_verified");
         ctx->positive += s_count(o, "segments_positive");
+        ctx->proposals += s_count(o, "proposals");
         p.verified = ctx->verified;
         p.positive = ctx->positive;
         return s_push(&r->train, &r->n_train, &ctx->cap_train, p);
@@ -77,7 +78,10 @@ static pv_err_t s_metrics_line(const json_t *o, size_t lineno, const char *why, 
 static pv_err_t s_read_metrics(const char *path, pv_ev_run_t *r, pv_errmsg_t *em)
 {
     s_read_ctx_t ctx = {.r = r};
-    return pv_metrics_read(path, s_metrics_line, &ctx, em);
+    pv_err_t rc = pv_metrics_read(path, s_metrics_line, &ctx, em);
+    r->proposals = ctx.proposals;
+    r->verified = ctx.verified;
+    return rc;
 }
 
 pv_err_t pv_ev_run_load(const char *dir, pv_ev_run_t *out, pv_errmsg_t *em)

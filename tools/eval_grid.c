@@ -200,7 +200,7 @@ static void s_compute(pv_eg_env_t *e, double target)
         e->tokens = NAN;
     for (size_t c = 0; c < e->n_configs; c++) {
         pv_eg_config_t *cf = &e->configs[c];
-        double v[13][PV_EG_MAX_SEEDS];
+        double v[14][PV_EG_MAX_SEEDS];
         for (size_t r = 0; r < cf->n_ok; r++) {
             const pv_ev_run_t *run = &cf->runs[r];
             v[0][r] = isfinite(run->final_success) ? run->final_success
@@ -217,6 +217,7 @@ static void s_compute(pv_eg_env_t *e, double target)
             v[9][r] = run->final_sampled;
             v[10][r] = run->final_score;
             v[11][r] = run->acceptance;
+            v[13][r] = run->proposals > 0 ? fmax(0.0, 1.0 - run->verified / run->proposals) : NAN;
         }
         for (size_t r = 0; r < cf->n_ok; r++)
             cf->finals[r] = v[0][r];
@@ -233,6 +234,7 @@ static void s_compute(pv_eg_env_t *e, double target)
         cf->final_sampled = s_stat(v[9], cf->n_ok);
         cf->final_score = s_stat(v[10], cf->n_ok);
         cf->acceptance = s_stat(v[11], cf->n_ok);
+        cf->unverified = s_stat(v[13], cf->n_ok);
     }
 }
 

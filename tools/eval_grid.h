@@ -60,6 +60,9 @@ typedef struct pv_eg_config {
     pv_eg_diff_t vs_grpo;
     pv_eg_stat_t final_success, final_sampled, final_score, acceptance, at_updates, at_steps,
         at_tokens, to_target, verify_share, precision, env_steps, wall_s, train_reward;
+    pv_eg_stat_t unverified; /* share of a run's proposals without a verified delta (runs that
+                                proposed; pv_ev_run_t.proposals): above 0 the verification
+                                share and steps are a floor of the configuration's cost */
 } pv_eg_config_t;
 
 typedef struct pv_eg_env {

@@ -206,6 +206,18 @@ static void s_env_section(FILE *f, const pv_eg_t *g, const pv_eg_env_t *e, int p
     for (size_t c = 0; c < e->n_configs; c++)
         fprintf(f, "- `%s`%s%s%s\n", e->configs[c].name, e->configs[c].overrides[0] ? ": `" : "",
                 e->configs[c].overrides, e->configs[c].overrides[0] ? "`" : "");
+    for (size_t c = 0; c < e->n_configs; c++) {
+        const pv_eg_stat_t *u = &e->configs[c].unverified;
+        if (u->n && u->mean > 0.0005)
+            fprintf(f,
+                    "\n**%s: %.1f%% of its proposals went unverified** (mean over %zu run%s): "
+                    "over prover.verify_budget, past "
+                    "prover.verify_timeout_ms, or their verification failed (each run's "
+                    "summary.txt and judge log say which). They got no credit, so its "
+                    "verification share and environment steps are a floor of what verifying "
+                    "every proposal costs.\n",
+                    e->configs[c].name, 100.0 * u->mean, u->n, u->n == 1 ? "" : "s");
+    }
     if (plots)
         fprintf(f,
                 "\n![%s: success vs learner updates](%s-success-vs-updates.png)\n"
@@ -323,6 +335,7 @@ pv_err_t pv_eg_write_json(const pv_eg_t *g, const char *dir, const char *command
             json_object_set_new(jc, "success_at_equal_tokens", s_jstat(&cf->at_tokens));
             json_object_set_new(jc, "env_steps_to_target", s_jstat(&cf->to_target));
             json_object_set_new(jc, "verify_share", s_jstat(&cf->verify_share));
+            json_object_set_new(jc, "unverified_share", s_jstat(&cf->unverified));
             json_object_set_new(jc, "judge_precision", s_jstat(&cf->precision));
             json_object_set_new(jc, "env_steps", s_jstat(&cf->env_steps));
             json_object_set_new(jc, "wall_s", s_jstat(&cf->wall_s));

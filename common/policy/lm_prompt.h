@@ -56,13 +56,13 @@ typedef enum pv_lmp_env {
 /* How prompts are written. */
 typedef struct pv_lmp {
     pv_lmp_env_t env;
-    uint32_t window;    /* W >= 1 */
-    bool admissible;    /* list the current admissible actions */
+    uint32_t window;     /* W >= 1 */
+    bool admissible;     /* list the current admissible actions */
     bool task_each_turn; /* end every later observation's turn with the task line */
-    size_t budget;      /* most tokens of a context */
-    uint32_t im_start;  /* <|im_start|> */
-    uint32_t im_end;    /* <|im_end|>: ends every turn, and a generated action */
-    const char *system; /* the instruction (static text; NULL = no system turn) */
+    size_t budget;       /* most tokens of a context */
+    uint32_t im_start;   /* <|im_start|> */
+    uint32_t im_end;     /* <|im_end|>: ends every turn, and a generated action */
+    const char *system;  /* the instruction (static text; NULL = no system turn) */
 } pv_lmp_t;
 
 /* A growable token array (the caller frees ids). */

@@ -220,10 +220,14 @@ static void test_credited_group_and_acceptance(void **state)
                                        &run, &text, NULL),
                      PV_OK);
     assert_non_null(strstr(text, "judge acceptance rate 0.667"));
+    /* of the 5 proposals, D was not verified and E did not fit: 2 without a usable delta */
+    assert_non_null(strstr(text, "segments unverified 2 of 5 proposed (40%"));
     free(text);
     snprintf(path, sizeof path, "%s/summary.json", dir);
     json_t *sum = json_load_file(path, 0, NULL);
     assert_float_equal(json_real_value(json_object_get(sum, "acceptance_rate")), 2.0 / 3, 1e-12);
+    assert_int_equal(json_integer_value(json_object_get(sum, "proposals")), 5);
+    assert_int_equal(json_integer_value(json_object_get(sum, "segments_unverified")), 2);
     json_decref(sum);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -112,7 +112,7 @@ static void s_mkdir(const char *path)
 /* A run evaluated at iterations 0, 10, 20 with success 0, 0.5, 1 (plus `bump`), spending
  * `per_it` environment steps per update (verification share `share` of them) and
  * `tok_per_step` generated tokens per step (NaN: its lines carry no total_tokens), with one
- * train line per update. */
+ * train line per update; a run that verifies (share > 0) proposes 25 segments and verifies 21. */
 static void s_run(const char *dir, double per_it, double share, double bump, double precision,
                   double tok_per_step)
 {
@@ -128,8 +128,10 @@ static void s_run(const char *dir, double per_it, double share, double bump, dou
                     "{\"kind\":\"train\",\"iteration\":%d,\"total_env_steps\":%g,"
                     "\"success_rate\":0.5,\"cum_rollout_env_steps\":%g,"
                     "\"cum_verify_env_steps\":%g,\"mean_reward\":%g,"
-                    "\"segments_verified\":%d,\"segments_positive\":%s}\n",
+                    "\"proposals\":%d,\"segments_verified\":%d,\"segments_positive\":%s}\n",
                     it, steps, steps * (1 - share), steps * share, it / 20.0,
+                    /* one proposal more than verified every 5th update: 25 proposed */
+                    share > 0 ? it % 3 + (it % 5 == 0) : 0,
                     share > 0 ? it % 3 : 0, /* 1, 2, 0, 1, ...: 21 over 20 updates */
                     share > 0 && it % 3 == 2 ? "1" : "null"); /* 7 accepted; null adds 0 */
         char tokens[64] = "";
@@ -173,6 +175,8 @@ static void test_run_load(void **state)
     assert_float_equal(r.train[1].verified, 3.0, 1e-12); /* 1 + 2: summed over the lines */
     assert_float_equal(r.train[19].verified, 21.0, 1e-12);
     assert_float_equal(r.train[19].positive, 7.0, 1e-12);
+    assert_float_equal(r.proposals, 25.0, 1e-12); /* 4 of them never verified */
+    assert_float_equal(r.verified, 21.0, 1e-12);
     assert_float_equal(r.verify_share, 0.25, 1e-12);
     assert_float_equal(r.precision, 0.6, 1e-12);
     assert_int_equal(r.precision_samples, 40);
@@ -250,6 +254,8 @@ static void test_grid(void **state)
     assert_float_equal(con->to_target.mean, (a + b) / 2, 1e-9);
     assert_float_equal(con->to_target.std, fabs(a - b) / sqrt(2.0), 1e-9);
     assert_float_equal(con->verify_share.mean, 0.5, 1e-12);
+    assert_float_equal(con->unverified.mean, 4.0 / 25.0, 1e-12);
+    assert_int_equal(grpo->unverified.n, 0); /* proposed nothing: no share */
     assert_float_equal(con->precision.mean, 0.65, 1e-12);
     assert_float_equal(con->env_steps.mean, 4000, 1e-9);
     assert_float_equal(con->train_reward.mean, 0.775, 1e-12); /* (11 + ... + 20) / 10 / 20 */
@@ -270,6 +276,8 @@ static void test_grid(void **state)
     fclose(f);
     assert_non_null(strstr(text, "| success at 4.0k tokens |"));
     assert_non_null(strstr(text, "| 0.667 ± 0.000 |")); /* grpo's cell */
+    assert_non_null(strstr(text, "**contrast: 16.0% of its proposals went unverified**"));
+    assert_null(strstr(text, "**grpo:"));
     pv_eg_destroy(&g);
     assert_null(g);
     /* the mean curve reads back as a run's curve */
