@@ -440,7 +440,8 @@ static void s_summary(judge_t *J, double secs, uint64_t groups_before)
         "groups %llu (%.2f/s, %llu mixed, %llu refused, %llu learn failures, %llu sent to learn "
         "again after a broker drop, %llu judged again after the learner took them)  "
         "proposals %llu (budget-dropped %llu, sign-skipped %llu, no state %llu)  "
-        "verify jobs %llu (failed %llu, late %llu)  verified segments %llu (in groups the learner "
+        "verify jobs sent %llu (failed or expired %llu: an expired job may never have been sent; "
+        "late %llu)  verified segments %llu (in groups the learner "
         "took)  "
         "mean delta %+.3f  verify steps %llu  tokens %llu",
         (unsigned long long)n->groups, secs > 0 ? (double)(n->groups - groups_before) / secs : 0.0,
