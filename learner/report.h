@@ -153,15 +153,15 @@ pv_err_t pv_report_eval(pv_metrics_t *m, uint64_t iteration, uint64_t version,
                         const pv_eval_result_t *r, uint64_t n_tasks, const pv_run_totals_t *run);
 
 /* Write dir/summary.json (how the run ended: outcome, reason, iterations of
- * iterations_planned; the run's totals, among them judge_precision and precision_samples
- * over the whole run, proposals, segments_verified and segments_unverified (proposals without
- * a verified delta: over prover.verify_budget, past prover.verify_timeout_ms or failed;
- * summary.txt says so on a line of its own when there are any), and the train line's triage_* keys over this process's iterations
- * (run->triage_run) with the intake totals' labelled groups and bad labels; summary.txt gets a
- * "triage labels" line when TRIAGE labelled a turn) and the human summary dir/summary.txt; *text
- * receives that summary (malloc'd: the caller prints and frees it; NULL when it could not be
- * built). `cfg_env`, `estimator`, `judge` name the run. Errors: PV_ERR_IO (naming the
- * file), PV_ERR_NOMEM. */
+ * iterations_planned; the run's totals, among them judge_precision and precision_samples over
+ * the whole run, proposals, segments_verified and segments_unverified (proposals without a
+ * verified delta: over prover.verify_budget, past prover.verify_timeout_ms, failed, or not
+ * fitting their trajectory; summary.txt says so on a line of its own when there are any), and
+ * the train line's triage_* keys over this process's iterations (run->triage_run) with the
+ * intake totals' labelled groups and bad labels; summary.txt gets a "triage labels" line when
+ * TRIAGE labelled a turn) and the human summary dir/summary.txt; *text receives that summary
+ * (malloc'd: the caller prints and frees it; NULL when it could not be built). `cfg_env`,
+ * `estimator`, `judge` name the run. Errors: PV_ERR_IO (naming the file), PV_ERR_NOMEM. */
 pv_err_t pv_report_summary(const char *dir, const char *cfg_env, const char *estimator,
                            const char *judge, const pv_intake_stats_t *totals,
                            const pv_run_totals_t *run, char **text, pv_errmsg_t *em);

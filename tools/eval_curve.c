@@ -80,7 +80,6 @@ static pv_err_t s_read_metrics(const char *path, pv_ev_run_t *r, pv_errmsg_t *em
     s_read_ctx_t ctx = {.r = r};
     pv_err_t rc = pv_metrics_read(path, s_metrics_line, &ctx, em);
     r->proposals = ctx.proposals;
-    r->verified = ctx.verified;
     return rc;
 }
 

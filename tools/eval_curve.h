@@ -13,7 +13,7 @@
  *          rollout and verification steps (cum_rollout_env_steps, cum_verify_env_steps),
  *          the batch's mean reward (WebShop's graded score) and the segments verified and
  *          accepted so far (segments_verified and segments_positive summed; a line without
- *          them adds 0); the run's proposals and verified segments are those sums at the end.
+ *          them adds 0); the run's proposals are summed likewise (pv_ev_run_t.proposals).
  * Comparisons interpolate linearly between the points of a curve: success at a given
  * learner update, environment-step count or generated-token count (the three budget axes
  * of issue 19), and the environment steps at which the curve first reaches a target
@@ -59,12 +59,11 @@ typedef struct pv_ev_run {
     double precision;           /* judge_precision (NaN when not measured) */
     uint64_t precision_samples; /* proposals the oracle labelled over the run */
     double proposals;           /* segments the judge proposed over the run: the train lines'
-                                   proposals summed (0 for a run without a judge) */
-    double verified;            /* of them verified on both sides (segments_verified summed);
-                                   proposals - verified went out unverified (over
-                                   prover.verify_budget, past prover.verify_timeout_ms, or
-                                   failed), so the run's verification cost understates what
-                                   verifying every proposal costs */
+                                   proposals summed (0 for a run without a judge); those beyond
+                                   the last train point's `verified` went out unverified (over
+                                   prover.verify_budget, past prover.verify_timeout_ms, failed,
+                                   or not fitting their trajectory), so the run's verification
+                                   cost understates what verifying every proposal costs */
     double wall_s;
     uint64_t iterations;
 } pv_ev_run_t;

@@ -217,7 +217,8 @@ static void s_compute(pv_eg_env_t *e, double target)
             v[9][r] = run->final_sampled;
             v[10][r] = run->final_score;
             v[11][r] = run->acceptance;
-            v[13][r] = run->proposals > 0 ? fmax(0.0, 1.0 - run->verified / run->proposals) : NAN;
+            double verified = run->n_train ? run->train[run->n_train - 1].verified : 0;
+            v[13][r] = run->proposals > 0 ? fmax(0.0, 1.0 - verified / run->proposals) : NAN;
         }
         for (size_t r = 0; r < cf->n_ok; r++)
             cf->finals[r] = v[0][r];

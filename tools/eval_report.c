@@ -211,8 +211,8 @@ static void s_env_section(FILE *f, const pv_eg_t *g, const pv_eg_env_t *e, int p
         if (u->n && u->mean > 0.0005)
             fprintf(f,
                     "\n**%s: %.1f%% of its proposals went unverified** (mean over %zu run%s): "
-                    "over prover.verify_budget, past "
-                    "prover.verify_timeout_ms, or their verification failed (each run's "
+                    "over prover.verify_budget, past prover.verify_timeout_ms, their "
+                    "verification failed, or they did not fit their trajectory (each run's "
                     "summary.txt and judge log say which). They got no credit, so its "
                     "verification share and environment steps are a floor of what verifying "
                     "every proposal costs.\n",
