@@ -486,17 +486,7 @@ static pv_err_t s_train(s_learner_t *s, pv_update_stats_t *up, pv_errmsg_t *em)
     pv_err_t err = pv_batch_build(trajs, n, &b, em);
     if (err == PV_OK)
         err = pv_batch_advantages(&b, trajs, n, &s->tc.adv, segs, n_segs, &as, em);
-    s->run.gigpo_step_groups = as.gigpo.step_groups;
-    s->run.gigpo_steps = as.gigpo.steps;
-    s->run.gigpo_grouped_steps = as.gigpo.grouped_steps;
-    s->run.spopp_tasks = as.spopp.tasks;
-    s->run.spopp_baseline = as.spopp.mean_baseline;
-    s->run.vict = as.vict;
-    s->run.triage = as.triage;
-    s->run.triage_run.judged += as.triage.judged;
-    s->run.triage_run.model_free += as.triage.model_free;
-    for (unsigned r = 0; r < 4; r++)
-        s->run.triage_run.roles[r] += as.triage.roles[r];
+    pv_report_adv_stats(&s->run, &as);
     if (err == PV_OK)
         err = pv_update_ppo(&s->trainer, trajs, &b, &s->tc.update, up, em);
     if (err == PV_OK) /* a diverged run stops here, before it publishes or saves NaNs */

@@ -168,6 +168,21 @@ static void s_set_totals(json_t *o, const pv_run_totals_t *run)
                         json_integer((json_int_t)(run->rollout_tokens + run->verify_tokens)));
 }
 
+void pv_report_adv_stats(pv_run_totals_t *run, const pv_adv_stats_t *as)
+{
+    run->gigpo_step_groups = as->gigpo.step_groups;
+    run->gigpo_steps = as->gigpo.steps;
+    run->gigpo_grouped_steps = as->gigpo.grouped_steps;
+    run->spopp_tasks = as->spopp.tasks;
+    run->spopp_baseline = as->spopp.mean_baseline;
+    run->vict = as->vict;
+    run->triage = as->triage;
+    run->triage_run.judged += as->triage.judged;
+    run->triage_run.model_free += as->triage.model_free;
+    for (unsigned r = 0; r < 4; r++)
+        run->triage_run.roles[r] += as->triage.roles[r];
+}
+
 pv_err_t pv_report_iteration(pv_metrics_t *m, uint64_t iteration, uint64_t iterations,
                              uint64_t version, const pv_intake_stats_t *b,
                              const pv_intake_stats_t *t, const pv_update_stats_t *up,
@@ -245,6 +260,8 @@ pv_err_t pv_report_iteration(pv_metrics_t *m, uint64_t iteration, uint64_t itera
     s_set_triage(o, &run->triage, b);
     pv_err_t err = pv_metrics_write(m, o);
     json_decref(o);
+    if (run->quiet)
+        return err;
     char delta[64] = "-";
     if (b->verified)
         snprintf(delta, sizeof delta, "%+.2f, accepted %.0f%%, run %.0f%%",
@@ -312,6 +329,8 @@ pv_err_t pv_report_eval(pv_metrics_t *m, uint64_t iteration, uint64_t version,
     s_set_totals(o, run);
     pv_err_t err = pv_metrics_write(m, o);
     json_decref(o);
+    if (run->quiet)
+        return err;
     PV_LOG_INFO("eval at iteration %llu: held-out success greedy %.3f, sampled %.3f; score "
                 "%.1f, sampled %.1f on %llu tasks (v%llu)",
                 (unsigned long long)iteration, r->greedy, r->sampled, r->score, r->score_sampled,

@@ -59,6 +59,7 @@
 #include "learner/triage_adv.h"
 #include "learner/vict.h"
 #include "common/traj/episodes.h"
+#include "learner/batch_adv.h"
 #include "learner/health.h"
 #include "learner/intake.h"
 #include "learner/update.h"
@@ -117,6 +118,8 @@ typedef struct pv_run_totals {
     pv_lag_hist_t lag_hist; /* the updates' policy-lag histograms summed (update.h; this
                                process's iterations: a resumed run's starts again) */
     const char *run_name;   /* pv_config_run_name, first on the progress line; NULL: none */
+    bool quiet; /* write the metrics lines without logging them (prover-train-local prints
+                   its own progress lines) */
 } pv_run_totals_t;
 
 /* What a resumed run takes over from the run that wrote its checkpoint, read back from that
@@ -135,20 +138,25 @@ typedef struct pv_run_history {
     uint64_t bad_lines; /* lines that were not JSON objects (skipped) */
 } pv_run_history_t;
 
+/* Take the estimator's counts of the batch just built (pv_batch_advantages' *as) into *run:
+ * the last batch's GiGPO, SPO++, VICT and TRIAGE statistics, and TRIAGE's summed over the
+ * run (run->triage_run). */
+void pv_report_adv_stats(pv_run_totals_t *run, const pv_adv_stats_t *as);
+
 /* Read `metrics_path` up to iteration `step` into *h. An eval line without
  * success_rate_sampled (written before it existed) gives sampled = -1.
  * Errors: PV_ERR_IO (the file cannot be read; *h is then empty), PV_ERR_NOMEM. */
 pv_err_t pv_report_history(const char *metrics_path, uint64_t step, pv_run_history_t *h,
                            pv_errmsg_t *em);
 
-/* Write the "train" line of one iteration and log its progress line. */
+/* Write the "train" line of one iteration and log its progress line (unless run->quiet). */
 pv_err_t pv_report_iteration(pv_metrics_t *m, uint64_t iteration, uint64_t iterations,
                              uint64_t version, const pv_intake_stats_t *batch,
                              const pv_intake_stats_t *totals, const pv_update_stats_t *up,
                              const pv_run_totals_t *run);
 
 /* Write the "eval" line (success_rate = r->greedy, success_rate_sampled = r->sampled) and
- * log it. Errors: the metrics writer's. */
+ * log it (unless run->quiet). Errors: the metrics writer's. */
 pv_err_t pv_report_eval(pv_metrics_t *m, uint64_t iteration, uint64_t version,
                         const pv_eval_result_t *r, uint64_t n_tasks, const pv_run_totals_t *run);
 

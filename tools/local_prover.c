@@ -184,6 +184,11 @@ const pv_train_cfg_t *pv_local_train_cfg(const pv_local_t *L)
     return &L->tc;
 }
 
+const pv_intake_t *pv_local_intake(const pv_local_t *L)
+{
+    return L->intake;
+}
+
 /* prover.judge = llm in one process: ask the model and wait for its proposal (or the
  * contrast fallback's, at the latest after judge.group_timeout_ms); *judge gets the judge
  * to credit ("llm" or "contrast-fallback"). algorithm.triage_labels = llm: its TRIAGE roles

@@ -31,6 +31,7 @@
 #include "common/wire/wire.h"
 #include "judge/judge_group.h"
 #include "learner/batch_adv.h"
+#include "learner/intake.h"
 #include "learner/train_cfg.h"
 #include "learner/update.h"
 
@@ -74,6 +75,11 @@ pv_err_t pv_local_set_threads(pv_local_t *L, unsigned n, pv_errmsg_t *em);
 
 /* The options it runs with (plan, optimiser, update, advantages, behaviour cloning). */
 const pv_train_cfg_t *pv_local_train_cfg(const pv_local_t *L);
+
+/* The learner's intake of the pipeline (borrowed): after pv_local_iteration, the batch's and
+ * the run's counters (pv_intake_stats, pv_intake_totals) and acceptance by judge
+ * (pv_intake_judges), what learner/report.h writes into metrics.jsonl and the summary. */
+const pv_intake_t *pv_local_intake(const pv_local_t *L);
 
 /* The judge and its verifiers in this process: one encoded ROLLOUT_GROUP in, what the
  * learner's intake takes out: the CREDITED_GROUP when the plan needs a judge (copied into

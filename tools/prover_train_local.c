@@ -15,8 +15,11 @@
  * evaluation, a summary at the end. --save writes run.out_dir/<phase>.safetensors after behaviour
  * cloning and after each estimator (a language model: the Hugging Face directory
  * run.out_dir/<phase>) and the configuration into run.out_dir/config.yaml (`prover-env play
- * --policy` reads it). learner.use_kl_loss takes the policy after behaviour cloning (or
- * policy.init_checkpoint) as the reference.
+ * --policy` reads it), and gives each estimator a run folder run.out_dir/rl-<estimator> holding
+ * metrics.jsonl, summary.json and summary.txt as the learner writes them (learner/report.h:
+ * the start's evaluation as iteration 0, a train line per iteration, an eval line per
+ * evaluation), which prover-plot and prover-eval read. learner.use_kl_loss takes the policy after
+ * behaviour cloning (or policy.init_checkpoint) as the reference.
  * --bc-only (implies --save; needs learner.bc_episodes > 0) stops after behaviour cloning
  * and its evaluation, without evaluating the untrained policy: the start that
  * `cluster/eval-grid --policy transformer` gives every configuration of a seed
@@ -43,6 +46,7 @@
 #include "common/role.h"
 #include "common/role_build.h"
 #include "common/traj/episodes.h"
+#include "learner/report.h"
 #include "learner/train_ckpt.h"
 #include "tools/local_prover.h"
 
@@ -53,11 +57,12 @@ static const char s_usage[] =
     "(learner.bc_episodes > 0), run.iterations iterations per estimator of LIST (values of\n"
     "algorithm.adv_estimator, comma-separated; default the configured one), each from the same\n"
     "start and evaluated on the same learner.eval_tasks held-out tasks. --save writes\n"
-    "run.out_dir/<phase>.safetensors and run.out_dir/config.yaml. --bc-only: behaviour\n"
-    "cloning, its evaluation and run.out_dir/bc only (implies --save). --eval-every N: a\n"
-    "held-out evaluation every N iterations as well (the curve of a long run). --threads N:\n"
-    "groups, and evaluation episodes, played at once (default: the online CPUs; the results\n"
-    "do not depend on it).\n"
+    "run.out_dir/<phase>.safetensors, run.out_dir/config.yaml and, per estimator, a run\n"
+    "folder run.out_dir/rl-<estimator> (metrics.jsonl, summary.json; prover-plot reads it).\n"
+    "--bc-only: behaviour cloning, its evaluation and run.out_dir/bc only (implies --save).\n"
+    "--eval-every N: a held-out evaluation every N iterations as well (the curve of a long\n"
+    "run). --threads N: groups, and evaluation episodes, played at once (default: the online\n"
+    "CPUs; the results do not depend on it).\n"
     "Example:\n"
     "  prover-train-local --config cluster/configs/alfworld.yaml --estimators grpo,prover \\\n"
     "      run.iterations=120 learner.bc_episodes=400 learner.bc_epochs=20\n";
@@ -85,6 +90,12 @@ typedef struct s_tool {
     /* the held-out evaluation's lanes: E, then instances of their own (--threads) */
     pv_episodes_t lanes[PV_EPISODES_MAX_LANES];
     size_t n_lanes;
+    /* --save: the estimator's run folder run.out_dir/rl-<estimator> (metrics.jsonl, summary)
+     * as the learner writes it (learner/report.h), NULL without --save */
+    pv_metrics_t *metrics;
+    pv_run_totals_t run;         /* the estimator's run so far */
+    pv_eval_result_t start_eval; /* the weights every estimator starts from */
+    uint64_t eval_n;             /* held-out tasks of an evaluation */
 } s_tool_t;
 
 static int s_fail(const char *what, pv_err_t rc, const pv_errmsg_t *em)
@@ -284,7 +295,7 @@ static void s_teardown(s_tool_t *T)
  * printed; each task's sampled episode uses the learner's evaluation stream of that task, so
  * phases compare on common random numbers; the tasks are shared among the --threads lanes
  * (the same numbers for any count). */
-static int s_eval(s_tool_t *T, const char *label, double out[2])
+static int s_eval(s_tool_t *T, const char *label, double out[2], pv_eval_result_t *res)
 {
     const pv_config_t *c = &T->cfg;
     pv_errmsg_t em = {{0}};
@@ -301,6 +312,9 @@ static int s_eval(s_tool_t *T, const char *label, double out[2])
     n = d[0].n; /* a finite test split may hold fewer */
     for (int i = 0; i < 2; i++)
         out[i] = n ? (double)d[i].wins / (double)n : 0.0;
+    T->eval_n = n;
+    if (res)
+        pv_report_eval_result(&d[0], &d[1], res);
     printf("eval %-10s held-out%s success greedy %.3f, sampled %.3f; score %.1f, %.1f (%zu "
            "tasks each, %llu env steps, %.1f s)\n",
            label, d[0].split == PV_SPLIT_TRAIN ? " (training task kinds)" : "", out[0], out[1],
@@ -327,15 +341,103 @@ static int s_save(s_tool_t *T, const char *name, uint64_t step)
     return 0;
 }
 
-/* run.iterations iterations of estimator `est` from the current weights. */
+/* --save: open the run folder run.out_dir/rl-<est> of estimator `est`, its metrics.jsonl
+ * starting with the start's evaluation as iteration 0 (as the learner's first eval line). */
+static pv_err_t s_run_open(s_tool_t *T, const char *est, pv_errmsg_t *em)
+{
+    memset(&T->run, 0, sizeof T->run);
+    T->run.iterations_planned = (uint64_t)T->cfg.run.iterations;
+    T->run.eval_first = T->run.eval_last = T->start_eval;
+    T->run.train_first = T->run.train_last = -1;
+    T->run.quiet = true; /* s_rl prints its own lines */
+    if (!T->save)
+        return PV_OK;
+    char dir[PV_CONFIG_STR_MAX + 96], path[PV_CONFIG_STR_MAX + 128];
+    snprintf(dir, sizeof dir, "%s/rl-%s", T->cfg.run.out_dir, est);
+    snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
+    pv_err_t rc = pv_mkdirs(dir, 0755, em);
+    if (rc == PV_OK)
+        rc = pv_metrics_open(path, 0, &T->metrics, em);
+    if (rc == PV_OK)
+        rc = pv_report_eval(T->metrics, 0, pv_policy_version(T->policy), &T->start_eval, T->eval_n,
+                            &T->run);
+    if (rc != PV_OK && !em->text[0])
+        pv_errf(em, rc, "%s", path);
+    return rc;
+}
+
+/* The totals after iteration `it` (the intake's counters, the update's), and its train line
+ * when the run folder is open. recent[10]: the last iterations' training success. */
+static pv_err_t s_run_iteration(s_tool_t *T, const pv_local_t *L, const pv_local_stats_t *st,
+                                uint64_t it, double t0, double recent[10], pv_errmsg_t *em)
+{
+    const pv_intake_t *in = pv_local_intake(L);
+    const pv_intake_stats_t *b = pv_intake_stats(in), *t = pv_intake_totals(in);
+    pv_run_totals_t *run = &T->run;
+    run->rollout_env_steps = t->steps + t->dropped_steps;
+    run->verify_env_steps = t->verify_env_steps;
+    run->rollout_tokens = t->action_tokens;
+    run->verify_tokens = t->verify_tokens;
+    run->iterations = it;
+    run->wall_s = pv_mono_s() - t0;
+    pv_report_adv_stats(run, &st->adv);
+    pv_lag_hist_add(&run->lag_hist, &st->update.lag);
+    recent[(it - 1) % 10] = st->success;
+    size_t n = it < 10 ? (size_t)it : 10;
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += recent[i];
+    run->train_last = sum / (double)n;
+    if (it <= 10)
+        run->train_first = run->train_last;
+    run->judges_batch = pv_intake_judges(in, false, &run->n_judges_batch);
+    run->judges_run = pv_intake_judges(in, true, &run->n_judges_run);
+    if (!T->metrics)
+        return PV_OK;
+    pv_err_t rc = pv_report_iteration(T->metrics, it, (uint64_t)T->cfg.run.iterations,
+                                      pv_policy_version(T->policy), b, t, &st->update, run);
+    return rc == PV_OK ? PV_OK : pv_errf(em, rc, "%s/rl-*/metrics.jsonl", T->cfg.run.out_dir);
+}
+
+/* An evaluation at iteration `it` of the run: its eval line. */
+static pv_err_t s_run_eval(s_tool_t *T, uint64_t it, const pv_eval_result_t *r, pv_errmsg_t *em)
+{
+    T->run.eval_last = *r;
+    if (!T->metrics)
+        return PV_OK;
+    pv_err_t rc =
+        pv_report_eval(T->metrics, it, pv_policy_version(T->policy), r, T->eval_n, &T->run);
+    return rc == PV_OK ? PV_OK : pv_errf(em, rc, "%s/rl-*/metrics.jsonl", T->cfg.run.out_dir);
+}
+
+/* Close the run folder: summary.json and summary.txt beside metrics.jsonl. */
+static pv_err_t s_run_close(s_tool_t *T, const char *est, const pv_local_t *L, pv_errmsg_t *em)
+{
+    if (!T->metrics)
+        return PV_OK;
+    pv_metrics_close(&T->metrics);
+    const pv_run_plan_t *plan = &pv_local_train_cfg(L)->plan;
+    char dir[PV_CONFIG_STR_MAX + 96], *text = NULL;
+    snprintf(dir, sizeof dir, "%s/rl-%s", T->cfg.run.out_dir, est);
+    pv_err_t rc = pv_report_summary(dir, T->cfg.env.name, plan->name,
+                                    plan->prover ? pv_judge_kind_name(plan->judge) : "none",
+                                    pv_intake_totals(pv_local_intake(L)), &T->run, &text, em);
+    free(text);
+    if (rc == PV_OK)
+        printf("run        %s: %s/metrics.jsonl, summary.json, summary.txt\n", est, dir);
+    return rc;
+}
+
 /* A run's judge health, summed over its iterations. */
 typedef struct s_judge_totals {
     uint64_t verified, positive, turns, samples, hits, reused;
     double noise;
 } s_judge_totals_t;
 
+/* run.iterations iterations of estimator `est` from the current weights, then its held-out
+ * evaluation (result: greedy, sampled). */
 static int s_rl(s_tool_t *T, const char *est, uint64_t *rollout_steps, uint64_t *verify_steps,
-                s_judge_totals_t *jt)
+                s_judge_totals_t *jt, double result[2])
 {
     pv_config_t cfg = T->cfg;
     pv_errmsg_t em = {{0}};
@@ -343,18 +445,21 @@ static int s_rl(s_tool_t *T, const char *est, uint64_t *rollout_steps, uint64_t 
     pv_err_t rc = pv_config_set(&cfg, "algorithm.adv_estimator", est, &em);
     if (rc == PV_OK)
         rc = pv_local_new(&cfg, T->model, T->env, &T->trainer, &L, &em);
-    if (rc == PV_OK) {
+    if (rc == PV_OK)
         rc = pv_local_set_threads(L, (unsigned)s_threads(T), &em);
-    }
+    if (rc == PV_OK)
+        rc = s_run_open(T, est, &em);
     if (rc != PV_OK) {
+        pv_metrics_close(&T->metrics);
         pv_local_destroy(&L);
         return s_fail(est, rc, &em);
     }
-    double t0 = pv_mono_s();
+    double t0 = pv_mono_s(), recent[10] = {0};
     int status = 0;
     for (int64_t it = 1; it <= cfg.run.iterations; it++) {
         pv_local_stats_t st;
-        if ((rc = pv_local_iteration(L, &st, &em)) != PV_OK) {
+        if ((rc = pv_local_iteration(L, &st, &em)) != PV_OK ||
+            (rc = s_run_iteration(T, L, &st, (uint64_t)it, t0, recent, &em)) != PV_OK) {
             status = s_fail(est, rc, &em);
             break;
         }
@@ -401,11 +506,24 @@ static int s_rl(s_tool_t *T, const char *est, uint64_t *rollout_steps, uint64_t 
         if (T->eval_every > 0 && it % T->eval_every == 0 && it < cfg.run.iterations) {
             char label[80];
             double curve[2];
+            pv_eval_result_t r;
             snprintf(label, sizeof label, "%s@%lld", est, (long long)it);
-            if ((status = s_eval(T, label, curve)) != 0)
+            if ((status = s_eval(T, label, curve, &r)) != 0)
                 break;
+            if ((rc = s_run_eval(T, (uint64_t)it, &r, &em)) != PV_OK) {
+                status = s_fail(est, rc, &em);
+                break;
+            }
         }
     }
+    if (status == 0) {
+        pv_eval_result_t r;
+        status = s_eval(T, est, result, &r);
+        if (status == 0 && ((rc = s_run_eval(T, (uint64_t)cfg.run.iterations, &r, &em)) != PV_OK ||
+                            (rc = s_run_close(T, est, L, &em)) != PV_OK))
+            status = s_fail(est, rc, &em);
+    }
+    pv_metrics_close(&T->metrics);
     pv_local_destroy(&L);
     if (status == 0 && jt->verified)
         printf("judge      %s: acceptance rate %.3f (%llu of %llu verified segments; %.3f by noise "
@@ -437,7 +555,7 @@ static int s_main(s_tool_t *T)
     /* a policy loaded from policy.init_checkpoint or policy.path is the start, not untrained */
     const char *first =
         T->cfg.policy.init_checkpoint[0] || T->cfg.policy.path[0] ? "start" : "untrained";
-    if (!T->bc_only && s_eval(T, first, first_eval) != 0)
+    if (!T->bc_only && s_eval(T, first, first_eval, &T->start_eval) != 0)
         return 1;
     memcpy(start, first_eval, sizeof start);
     uint64_t demo_steps = 0;
@@ -449,7 +567,7 @@ static int s_main(s_tool_t *T)
                "accuracy %.3f (%.1f s)\n",
                T->tc.bc_episodes, (unsigned long long)demo_steps, T->tc.bc_epochs, loss, acc,
                pv_mono_s() - t0);
-        if (s_eval(T, "bc", start) != 0 || s_save(T, "bc", 0) != 0)
+        if (s_eval(T, "bc", start, &T->start_eval) != 0 || s_save(T, "bc", 0) != 0)
             return 1;
     }
     if (T->bc_only) {
@@ -479,9 +597,7 @@ static int s_main(s_tool_t *T)
         memset(pv_adam_m(T->adam), 0, n * sizeof(float));
         memset(pv_adam_v(T->adam), 0, n * sizeof(float));
         pv_adam_set_t_step(T->adam, 0);
-        status = s_rl(T, T->estimators[e], &rsteps[e], &vsteps[e], &jt[e]);
-        if (status == 0)
-            status = s_eval(T, T->estimators[e], result[e]);
+        status = s_rl(T, T->estimators[e], &rsteps[e], &vsteps[e], &jt[e], result[e]);
         if (status == 0)
             status = s_save(T, T->estimators[e], (uint64_t)T->cfg.run.iterations);
     }

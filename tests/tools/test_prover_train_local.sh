@@ -16,6 +16,22 @@ done
 for f in bc grpo prover; do
   [ -s "$dir/out/new/$f.safetensors" ] || { echo "no $f.safetensors"; fail=1; }
 done
+# each estimator's run folder, as the learner writes one: the start's evaluation as iteration
+# 0, a train line per iteration, the last evaluation at the last iteration, the summary
+for e in grpo prover; do
+  m=$dir/out/new/rl-$e/metrics.jsonl
+  [ "$(grep -c '"kind":"train"' "$m" 2>/dev/null)" = 2 ] || { echo "rl-$e: not 2 train lines"; cat "$m"; fail=1; }
+  head -1 "$m" | grep -q '"kind":"eval","iteration":0,' || { echo "rl-$e: no start evaluation first"; fail=1; }
+  tail -1 "$m" | grep -q '"kind":"eval","iteration":2,' || { echo "rl-$e: no last evaluation"; fail=1; }
+  grep -q '"outcome": *"completed"' "$dir/out/new/rl-$e/summary.json" &&
+    grep -q "^== prover run summary (alfworld, $e," "$dir/out/new/rl-$e/summary.txt" ||
+    { echo "rl-$e: no summary"; fail=1; }
+done
+plot=${PV_BUILD_DIR:-build}/bin/prover-plot
+if [ -x "$plot" ]; then
+  [ "$("$plot" --dump "$dir/out/new/rl-prover" | grep -c '^rl-prover train ')" = 2 ] ||
+    { echo "prover-plot does not read the run folder"; fail=1; }
+fi
 # from a checkpoint: the first evaluation is the loaded policy ("start"); the verifiers'
 # continuations trained on are counted on the iteration lines and in the judge's line
 "$bin" --estimators prover "${easy[@]}" learner.bc_episodes=0 prover.reuse_continuations=true \
