@@ -31,6 +31,8 @@ pv_err_t pv_health_record(pv_health_t *h, const pv_wire_stats_reply_t *st, uint6
                           pv_metrics_t *m)
 {
     h->fetched = true;
+    h->stale = false;
+    h->iteration = iteration;
     h->fetches++;
     h->weights_version = st->weights_version;
     h->n_services = 0;
@@ -135,6 +137,13 @@ pv_err_t pv_health_status(uint64_t iteration, uint64_t iterations, uint64_t vers
     return PV_OK;
 }
 
+void pv_health_fetch_failed(pv_health_t *h, const char *why)
+{
+    h->failures++;
+    h->stale = h->fetched;
+    snprintf(h->last_error, sizeof h->last_error, "%s", why && why[0] ? why : "failed");
+}
+
 bool pv_health_conserved(const pv_health_t *h)
 {
     for (uint32_t i = 0; i < h->n_services; i++)
@@ -152,8 +161,15 @@ void pv_health_line(const pv_health_t *h, char *buf, size_t cap)
         return;
     }
     bool ok = pv_health_conserved(h);
-    n += (size_t)snprintf(buf + n, cap - n,
-                          "broker: %s:", ok ? "nothing lost" : "jobs unaccounted for");
+    if (h->stale)
+        n += (size_t)snprintf(buf + n, cap - n,
+                              "broker (as of iteration %llu; the last fetch failed: %s): ",
+                              (unsigned long long)h->iteration, h->last_error);
+    else
+        n += (size_t)snprintf(buf + n, cap - n, "broker: ");
+    if (n >= cap)
+        return;
+    n += (size_t)snprintf(buf + n, cap - n, "%s:", ok ? "nothing lost" : "jobs unaccounted for");
     const char *sep = "";
     for (uint32_t i = 0; i < h->n_services && n < cap; i++) {
         const pv_health_service_t *s = &h->services[i];
@@ -186,6 +202,8 @@ json_t *pv_health_json(const pv_health_t *h)
     }
     json_object_set_new(o, "fetched", json_boolean(h->fetched));
     json_object_set_new(o, "conserved", json_boolean(h->fetched && pv_health_conserved(h)));
+    json_object_set_new(o, "iteration", json_integer((json_int_t)h->iteration));
+    json_object_set_new(o, "stale", json_boolean(h->stale));
     json_object_set_new(o, "services", svc);
     char line[1024];
     pv_health_line(h, line, sizeof line);

@@ -45,8 +45,11 @@ typedef struct pv_health_llm {
 } pv_health_llm_t;
 
 typedef struct pv_health {
-    bool fetched; /* at least one fetch succeeded */
-    bool has_llm; /* a judge's RUN_STATUS was in a reply: llm holds its last */
+    bool fetched;       /* at least one fetch succeeded */
+    uint64_t iteration; /* the iteration of the last recorded reply (the books' age) */
+    bool stale;         /* the fetch after it failed (pv_health_fetch_failed): the books are older
+                           than the run's end; the line and the json say so */
+    bool has_llm;       /* a judge's RUN_STATUS was in a reply: llm holds its last */
     pv_health_llm_t llm;
     uint64_t fetches, failures;
     char last_error[PV_ERRMSG_MAX];
@@ -63,14 +66,21 @@ typedef struct pv_health {
 pv_err_t pv_health_record(pv_health_t *h, const pv_wire_stats_reply_t *st, uint64_t iteration,
                           pv_metrics_t *m);
 
+/* A fetch failed (`why`: what went wrong): counted, kept as last_error, and the books held
+ * are marked stale until the next pv_health_record. */
+void pv_health_fetch_failed(pv_health_t *h, const char *why);
+
 /* True when every service's books balance (or nothing was fetched). */
 bool pv_health_conserved(const pv_health_t *h);
 
 /* The one summary line ("broker: nothing lost: judge 6400 = 6400 acked + 0 dropped + 0 in
- * flight + 0 queued; ..." or what is unaccounted), into buf. */
+ * flight + 0 queued; ..." or what is unaccounted), into buf; books older than a failed fetch
+ * say so ("broker (as of iteration 70; the last fetch failed: ...): ..."). */
 void pv_health_line(const pv_health_t *h, char *buf, size_t cap);
 
-/* The summary.json object of the books (new reference). */
+/* The summary.json object of the books (new reference): fetched, conserved, iteration (of
+ * the books), stale, services {name: {enqueued, acked, dropped, in_flight, queued,
+ * unaccounted}}, line. */
 json_t *pv_health_json(const pv_health_t *h);
 
 /* The summary.json object of the LLM judge's cost (the fields of the "llm_judge" line; new

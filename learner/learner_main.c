@@ -453,25 +453,34 @@ static pv_err_t s_collect(s_learner_t *s, pv_errmsg_t *em)
 /* Tell the broker how the run goes (RUN_STATUS: iteration, version, acceptance per judge)
  * and take its books in the answer (learner/health.h): a "broker" line in metrics.jsonl (and
  * an "llm_judge" line when the judge reported its cost). A broker that does not answer is
- * logged and counted, never fatal. */
-static void s_health(s_learner_t *s)
+ * logged and counted, never fatal. `attempts` > 1 (the run's last fetch, whose books go into
+ * the summary) asks again with twice the timeout each time (2, 4, 8 s), so a broker slowed
+ * by a loaded machine still gets its say; the books of a fetch that failed every time are
+ * kept as the last reply's and marked stale (pv_health_fetch_failed). */
+static void s_health(s_learner_t *s, int attempts)
 {
     const pv_config_t *c = &s->rc.cfg;
     pv_errmsg_t em = {{0}};
-    pv_wire_stats_reply_t st;
-    pv_wire_run_status_t status;
-    size_t n_judges = 0;
-    const pv_judge_tally_t *judges = pv_intake_judges(s->intake, true, &n_judges);
-    pv_err_t rc =
-        pv_health_status(s->step, (uint64_t)c->run.iterations, pv_policy_version(s->policy),
-                         s->run.run_name, judges, n_judges, pv_stats_link_arena(s->hlink), &status);
-    if (rc == PV_OK)
-        rc = pv_stats_link_exchange(s->hlink, &status, 2000, &st, &em);
-    if (rc == PV_OK)
-        rc = pv_health_record(&s->health, &st, s->step, s->metrics);
+    pv_err_t rc = PV_ERR_TIMEOUT;
+    for (int a = 0, timeout_ms = 2000; a < attempts && rc != PV_OK; a++, timeout_ms *= 2) {
+        pv_wire_stats_reply_t st;
+        pv_wire_run_status_t status;
+        size_t n_judges = 0;
+        const pv_judge_tally_t *judges = pv_intake_judges(s->intake, true, &n_judges);
+        em.text[0] = '\0';
+        rc = pv_health_status(s->step, (uint64_t)c->run.iterations, pv_policy_version(s->policy),
+                              s->run.run_name, judges, n_judges, pv_stats_link_arena(s->hlink),
+                              &status);
+        if (rc == PV_OK)
+            rc = pv_stats_link_exchange(s->hlink, &status, timeout_ms, &st, &em);
+        if (rc == PV_OK)
+            rc = pv_health_record(&s->health, &st, s->step, s->metrics);
+        if (rc != PV_OK && a + 1 < attempts)
+            PV_LOG_INFO("the broker's statistics: %s; asking again",
+                        em.text[0] ? em.text : pv_strerror(rc));
+    }
     if (rc != PV_OK) {
-        s->health.failures++;
-        snprintf(s->health.last_error, sizeof s->health.last_error, "%s", em.text);
+        pv_health_fetch_failed(&s->health, em.text[0] ? em.text : pv_strerror(rc));
         PV_LOG_WARN("the broker's statistics: %s", em.text[0] ? em.text : pv_strerror(rc));
     }
 }
@@ -559,7 +568,7 @@ static pv_err_t s_run(s_learner_t *s, pv_errmsg_t *em)
             /* the broker's books at the end, unless the broker is the one gone */
             if (pv_bclient_silent_ms(pv_worker_client(s->worker)) <
                 c->broker.heartbeat_ms * c->broker.liveness)
-                s_health(s);
+                s_health(s, 3);
             s_summary(s, em);
             return pv_errf(em, PV_ERR_INTERRUPTED, "%s", s->run.reason);
         }
@@ -608,7 +617,7 @@ static pv_err_t s_run(s_learner_t *s, pv_errmsg_t *em)
             (err = s_eval(s, em)))
             return err;
         if (c->learner.health_every > 0 && s->step % (uint64_t)c->learner.health_every == 0)
-            s_health(s);
+            s_health(s, 1);
         if (c->learner.checkpoint_every > 0 &&
             s->step % (uint64_t)c->learner.checkpoint_every == 0 && (err = s_checkpoint(s, em)))
             return err;
@@ -620,7 +629,7 @@ static pv_err_t s_run(s_learner_t *s, pv_errmsg_t *em)
                       s->step % (uint64_t)c->learner.checkpoint_every == 0;
     if (!just_saved && (err = s_checkpoint(s, em)))
         return err;
-    s_health(s);
+    s_health(s, 3);
     return s_summary(s, em);
 }
 

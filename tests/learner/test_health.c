@@ -27,6 +27,16 @@ static pv_wire_service_stats_t s_svc(const char *name, uint64_t enq, uint64_t ac
     return s;
 }
 
+/* A STATS_REPLY holding the n services `svc` (borrowed). */
+static pv_wire_stats_reply_t s_reply(pv_wire_service_stats_t *svc, uint32_t n)
+{
+    pv_wire_stats_reply_t st;
+    memset(&st, 0, sizeof st);
+    st.services = svc;
+    st.n_services = n;
+    return st;
+}
+
 static void test_never_fetched(void **state)
 {
     (void)state;
@@ -48,10 +58,7 @@ static void test_books_balance(void **state)
     pv_wire_service_stats_t svc[3] = {s_svc("judge", 748, 744, 0, 4, 0),
                                       s_svc("verify", 1776, 1770, 2, 1, 3),
                                       s_svc("idle", 0, 0, 0, 0, 0)};
-    pv_wire_stats_reply_t st;
-    memset(&st, 0, sizeof st);
-    st.services = svc;
-    st.n_services = 3;
+    pv_wire_stats_reply_t st = s_reply(svc, 3);
     st.weights_version = 17;
     pv_health_t h;
     memset(&h, 0, sizeof h);
@@ -70,14 +77,50 @@ static void test_books_balance(void **state)
     json_decref(j);
 }
 
+/* Books older than a failed fetch (the run's last, on a loaded machine) say how old they are,
+ * and the next reply makes them current again; a failure before any reply leaves "no
+ * statistics". */
+static void test_stale_books(void **state)
+{
+    (void)state;
+    pv_wire_service_stats_t svc[1] = {s_svc("learn", 560, 560, 0, 0, 0)};
+    pv_wire_stats_reply_t st = s_reply(svc, 1);
+    pv_health_t h;
+    memset(&h, 0, sizeof h);
+    pv_health_fetch_failed(&h, "no answer from tcp://127.0.0.1:5555");
+    assert_false(h.stale);
+    char line[512];
+    pv_health_line(&h, line, sizeof line);
+    assert_string_equal(line, "broker: no statistics (no answer from tcp://127.0.0.1:5555)");
+    assert_int_equal(pv_health_record(&h, &st, 70, NULL), PV_OK);
+    pv_health_fetch_failed(&h, "timed out");
+    assert_true(h.stale);
+    assert_int_equal(h.failures, 2);
+    pv_health_line(&h, line, sizeof line);
+    assert_string_equal(line, "broker (as of iteration 70; the last fetch failed: timed out): "
+                              "nothing lost: learn 560 = 560 acked + 0 dropped + 0 in flight + "
+                              "0 queued");
+    json_t *j = pv_health_json(&h);
+    assert_true(json_is_true(json_object_get(j, "stale")));
+    assert_int_equal(json_integer_value(json_object_get(j, "iteration")), 70);
+    assert_true(json_is_true(json_object_get(j, "conserved")));
+    json_decref(j);
+    svc[0] = s_svc("learn", 640, 640, 0, 0, 0);
+    assert_int_equal(pv_health_record(&h, &st, 80, NULL), PV_OK);
+    pv_health_line(&h, line, sizeof line);
+    assert_string_equal(line, "broker: nothing lost: learn 640 = 640 acked + 0 dropped + 0 in "
+                              "flight + 0 queued");
+    j = pv_health_json(&h);
+    assert_false(json_is_true(json_object_get(j, "stale")));
+    assert_int_equal(json_integer_value(json_object_get(j, "iteration")), 80);
+    json_decref(j);
+}
+
 static void test_jobs_unaccounted(void **state)
 {
     (void)state;
     pv_wire_service_stats_t svc[1] = {s_svc("learn", 100, 95, 1, 1, 0)};
-    pv_wire_stats_reply_t st;
-    memset(&st, 0, sizeof st);
-    st.services = svc;
-    st.n_services = 1;
+    pv_wire_stats_reply_t st = s_reply(svc, 1);
     pv_health_t h;
     memset(&h, 0, sizeof h);
     assert_int_equal(pv_health_record(&h, &st, 1, NULL), PV_OK);
@@ -157,9 +200,8 @@ static void test_llm_cost(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_never_fetched),
-        cmocka_unit_test(test_books_balance),
-        cmocka_unit_test(test_jobs_unaccounted),
+        cmocka_unit_test(test_never_fetched), cmocka_unit_test(test_stale_books),
+        cmocka_unit_test(test_books_balance), cmocka_unit_test(test_jobs_unaccounted),
         cmocka_unit_test(test_llm_cost),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
