@@ -453,17 +453,18 @@ static pv_err_t s_collect(s_learner_t *s, pv_errmsg_t *em)
 /* Tell the broker how the run goes (RUN_STATUS: iteration, version, acceptance per judge)
  * and take its books in the answer (learner/health.h): a "broker" line in metrics.jsonl (and
  * an "llm_judge" line when the judge reported its cost). A broker that does not answer is
- * logged and counted, never fatal. `attempts` > 1 (the run's last fetch, whose books go into
- * the summary) asks again with twice the timeout each time (2, 4, 8 s), so a broker slowed
- * by a loaded machine still gets its say; the books of a fetch that failed every time are
- * kept as the last reply's and marked stale (pv_health_fetch_failed). */
+ * logged and counted, never fatal. `attempts` > 1 (the last fetch of a run that completed or
+ * reached its time limit, whose books go into the summary) asks again with twice the
+ * timeout each time (2, 4, 8 s), so a broker slowed by a loaded machine still gets its say;
+ * books a fetch could not renew are kept as the last reply's and marked stale
+ * (pv_health_fetch_failed). Only the round trip is retried: a reply is recorded once. */
 static void s_health(s_learner_t *s, int attempts)
 {
     const pv_config_t *c = &s->rc.cfg;
     pv_errmsg_t em = {{0}};
     pv_err_t rc = PV_ERR_TIMEOUT;
+    pv_wire_stats_reply_t st;
     for (int a = 0, timeout_ms = 2000; a < attempts && rc != PV_OK; a++, timeout_ms *= 2) {
-        pv_wire_stats_reply_t st;
         pv_wire_run_status_t status;
         size_t n_judges = 0;
         const pv_judge_tally_t *judges = pv_intake_judges(s->intake, true, &n_judges);
@@ -473,8 +474,6 @@ static void s_health(s_learner_t *s, int attempts)
                               &status);
         if (rc == PV_OK)
             rc = pv_stats_link_exchange(s->hlink, &status, timeout_ms, &st, &em);
-        if (rc == PV_OK)
-            rc = pv_health_record(&s->health, &st, s->step, s->metrics);
         if (rc != PV_OK && a + 1 < attempts)
             PV_LOG_INFO("the broker's statistics: %s; asking again",
                         em.text[0] ? em.text : pv_strerror(rc));
@@ -482,6 +481,9 @@ static void s_health(s_learner_t *s, int attempts)
     if (rc != PV_OK) {
         pv_health_fetch_failed(&s->health, em.text[0] ? em.text : pv_strerror(rc));
         PV_LOG_WARN("the broker's statistics: %s", em.text[0] ? em.text : pv_strerror(rc));
+    } else if (pv_health_record(&s->health, &st, s->step, s->metrics) != PV_OK) {
+        /* the books are recorded; only their metrics line could not be written */
+        PV_LOG_WARN("the broker's statistics: writing their metrics line failed");
     }
 }
 
@@ -528,6 +530,7 @@ static pv_err_t s_run(s_learner_t *s, pv_errmsg_t *em)
 {
     const pv_config_t *c = &s->rc.cfg;
     pv_err_t err;
+    bool signalled = false; /* stopped by a signal: one quick fetch of the books at the end */
     pv_bclient_opts_t bo;
     pv_role_bclient_opts(&s->rc, "learner", &bo);
     bo.name = "learner";
@@ -568,11 +571,12 @@ static pv_err_t s_run(s_learner_t *s, pv_errmsg_t *em)
             /* the broker's books at the end, unless the broker is the one gone */
             if (pv_bclient_silent_ms(pv_worker_client(s->worker)) <
                 c->broker.heartbeat_ms * c->broker.liveness)
-                s_health(s, 3);
+                s_health(s, 1);
             s_summary(s, em);
             return pv_errf(em, PV_ERR_INTERRUPTED, "%s", s->run.reason);
         }
         if (err == PV_ERR_INTERRUPTED || err == PV_ERR_TIMEOUT) {
+            signalled = err == PV_ERR_INTERRUPTED; /* the broker is likely stopping too */
             PV_LOG_INFO("%s: stopping at iteration %llu",
                         err == PV_ERR_TIMEOUT ? "run.time_limit_s reached" : "signal",
                         (unsigned long long)s->step);
@@ -629,7 +633,7 @@ static pv_err_t s_run(s_learner_t *s, pv_errmsg_t *em)
                       s->step % (uint64_t)c->learner.checkpoint_every == 0;
     if (!just_saved && (err = s_checkpoint(s, em)))
         return err;
-    s_health(s, 3);
+    s_health(s, signalled ? 1 : 3);
     return s_summary(s, em);
 }
 

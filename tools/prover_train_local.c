@@ -34,6 +34,7 @@
  * policy.train_threads.
  * Exit status: 0, 2 for a bad command line or configuration, 1 for a failure while running.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +59,7 @@ static const char s_usage[] =
     "algorithm.adv_estimator, comma-separated; default the configured one), each from the same\n"
     "start and evaluated on the same learner.eval_tasks held-out tasks. --save writes\n"
     "run.out_dir/<phase>.safetensors, run.out_dir/config.yaml and, per estimator, a run\n"
-    "folder run.out_dir/rl-<estimator> (metrics.jsonl, summary.json; prover-plot reads it).\n"
+    "folder run.out_dir/rl-<estimator> (metrics.jsonl, summary.json, summary.txt).\n"
     "--bc-only: behaviour cloning, its evaluation and run.out_dir/bc only (implies --save).\n"
     "--eval-every N: a held-out evaluation every N iterations as well (the curve of a long\n"
     "run). --threads N: groups, and evaluation episodes, played at once (default: the online\n"
@@ -93,9 +94,11 @@ typedef struct s_tool {
     /* --save: the estimator's run folder run.out_dir/rl-<estimator> (metrics.jsonl, summary)
      * as the learner writes it (learner/report.h), NULL without --save */
     pv_metrics_t *metrics;
-    pv_run_totals_t run;         /* the estimator's run so far */
-    pv_eval_result_t start_eval; /* the weights every estimator starts from */
-    uint64_t eval_n;             /* held-out tasks of an evaluation */
+    char run_dir[PV_CONFIG_STR_MAX + 96]; /* run.out_dir/rl-<estimator> */
+    double run_t0;                        /* when the estimator's run started (pv_mono_s) */
+    pv_run_totals_t run;                  /* the estimator's run so far */
+    pv_eval_result_t start_eval;          /* the weights every estimator starts from */
+    uint64_t eval_n;                      /* held-out tasks of an evaluation */
 } s_tool_t;
 
 static int s_fail(const char *what, pv_err_t rc, const pv_errmsg_t *em)
@@ -342,7 +345,9 @@ static int s_save(s_tool_t *T, const char *name, uint64_t step)
 }
 
 /* --save: open the run folder run.out_dir/rl-<est> of estimator `est`, its metrics.jsonl
- * starting with the start's evaluation as iteration 0 (as the learner's first eval line). */
+ * starting with the start's evaluation as iteration 0 (as the learner's first eval line). The
+ * summary of an earlier run into the same folder goes first, so a run that then fails never
+ * leaves its partial metrics beside a "completed" summary. */
 static pv_err_t s_run_open(s_tool_t *T, const char *est, pv_errmsg_t *em)
 {
     memset(&T->run, 0, sizeof T->run);
@@ -350,10 +355,17 @@ static pv_err_t s_run_open(s_tool_t *T, const char *est, pv_errmsg_t *em)
     T->run.eval_first = T->run.eval_last = T->start_eval;
     T->run.train_first = T->run.train_last = -1;
     T->run.quiet = true; /* s_rl prints its own lines */
+    T->run_t0 = pv_mono_s();
     if (!T->save)
         return PV_OK;
-    char dir[PV_CONFIG_STR_MAX + 96], path[PV_CONFIG_STR_MAX + 128];
-    snprintf(dir, sizeof dir, "%s/rl-%s", T->cfg.run.out_dir, est);
+    char path[PV_CONFIG_STR_MAX + 128];
+    snprintf(T->run_dir, sizeof T->run_dir, "%s/rl-%s", T->cfg.run.out_dir, est);
+    const char *dir = T->run_dir;
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, i ? "summary.txt" : "summary.json");
+        if (unlink(path) != 0 && errno != ENOENT)
+            return pv_errf(em, PV_ERR_IO, "%s: %s", path, strerror(errno));
+    }
     snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
     pv_err_t rc = pv_mkdirs(dir, 0755, em);
     if (rc == PV_OK)
@@ -369,7 +381,7 @@ static pv_err_t s_run_open(s_tool_t *T, const char *est, pv_errmsg_t *em)
 /* The totals after iteration `it` (the intake's counters, the update's), and its train line
  * when the run folder is open. recent[10]: the last iterations' training success. */
 static pv_err_t s_run_iteration(s_tool_t *T, const pv_local_t *L, const pv_local_stats_t *st,
-                                uint64_t it, double t0, double recent[10], pv_errmsg_t *em)
+                                uint64_t it, double recent[10], pv_errmsg_t *em)
 {
     const pv_intake_t *in = pv_local_intake(L);
     const pv_intake_stats_t *b = pv_intake_stats(in), *t = pv_intake_totals(in);
@@ -379,7 +391,7 @@ static pv_err_t s_run_iteration(s_tool_t *T, const pv_local_t *L, const pv_local
     run->rollout_tokens = t->action_tokens;
     run->verify_tokens = t->verify_tokens;
     run->iterations = it;
-    run->wall_s = pv_mono_s() - t0;
+    run->wall_s = pv_mono_s() - T->run_t0;
     pv_report_adv_stats(run, &st->adv);
     pv_lag_hist_add(&run->lag_hist, &st->update.lag);
     recent[(it - 1) % 10] = st->success;
@@ -396,35 +408,43 @@ static pv_err_t s_run_iteration(s_tool_t *T, const pv_local_t *L, const pv_local
         return PV_OK;
     pv_err_t rc = pv_report_iteration(T->metrics, it, (uint64_t)T->cfg.run.iterations,
                                       pv_policy_version(T->policy), b, t, &st->update, run);
-    return rc == PV_OK ? PV_OK : pv_errf(em, rc, "%s/rl-*/metrics.jsonl", T->cfg.run.out_dir);
+    return rc == PV_OK ? PV_OK : pv_errf(em, rc, "writing %s/metrics.jsonl", T->run_dir);
 }
 
 /* An evaluation at iteration `it` of the run: its eval line. */
 static pv_err_t s_run_eval(s_tool_t *T, uint64_t it, const pv_eval_result_t *r, pv_errmsg_t *em)
 {
     T->run.eval_last = *r;
+    T->run.wall_s = pv_mono_s() - T->run_t0; /* as the learner's: the evaluation included */
     if (!T->metrics)
         return PV_OK;
     pv_err_t rc =
         pv_report_eval(T->metrics, it, pv_policy_version(T->policy), r, T->eval_n, &T->run);
-    return rc == PV_OK ? PV_OK : pv_errf(em, rc, "%s/rl-*/metrics.jsonl", T->cfg.run.out_dir);
+    return rc == PV_OK ? PV_OK : pv_errf(em, rc, "writing %s/metrics.jsonl", T->run_dir);
 }
 
-/* Close the run folder: summary.json and summary.txt beside metrics.jsonl. */
-static pv_err_t s_run_close(s_tool_t *T, const char *est, const pv_local_t *L, pv_errmsg_t *em)
+/* Close the run folder: summary.json and summary.txt beside metrics.jsonl, as the learner
+ * writes them; `failure` (NULL: the run completed) makes the outcome "failed" with that
+ * reason, so a run that stopped on an error says so rather than looking finished. */
+static pv_err_t s_run_close(s_tool_t *T, const char *est, const pv_local_t *L, const char *failure,
+                            pv_errmsg_t *em)
 {
     if (!T->metrics)
         return PV_OK;
     pv_metrics_close(&T->metrics);
+    if (failure) {
+        T->run.outcome = "failed";
+        snprintf(T->run.reason, sizeof T->run.reason, "%s", failure);
+    }
     const pv_run_plan_t *plan = &pv_local_train_cfg(L)->plan;
-    char dir[PV_CONFIG_STR_MAX + 96], *text = NULL;
-    snprintf(dir, sizeof dir, "%s/rl-%s", T->cfg.run.out_dir, est);
-    pv_err_t rc = pv_report_summary(dir, T->cfg.env.name, plan->name,
+    char *text = NULL;
+    pv_err_t rc = pv_report_summary(T->run_dir, T->cfg.env.name, plan->name,
                                     plan->prover ? pv_judge_kind_name(plan->judge) : "none",
                                     pv_intake_totals(pv_local_intake(L)), &T->run, &text, em);
     free(text);
     if (rc == PV_OK)
-        printf("run        %s: %s/metrics.jsonl, summary.json, summary.txt\n", est, dir);
+        printf("run        %s: %s/metrics.jsonl, summary.json, summary.txt%s\n", est, T->run_dir,
+               failure ? " (failed)" : "");
     return rc;
 }
 
@@ -456,10 +476,13 @@ static int s_rl(s_tool_t *T, const char *est, uint64_t *rollout_steps, uint64_t 
     }
     double t0 = pv_mono_s(), recent[10] = {0};
     int status = 0;
+    char failure[PV_ERRMSG_MAX + 64] = ""; /* why the run stopped, for its summary */
     for (int64_t it = 1; it <= cfg.run.iterations; it++) {
         pv_local_stats_t st;
         if ((rc = pv_local_iteration(L, &st, &em)) != PV_OK ||
-            (rc = s_run_iteration(T, L, &st, (uint64_t)it, t0, recent, &em)) != PV_OK) {
+            (rc = s_run_iteration(T, L, &st, (uint64_t)it, recent, &em)) != PV_OK) {
+            snprintf(failure, sizeof failure, "iteration %lld: %s", (long long)it,
+                     em.text[0] ? em.text : pv_strerror(rc));
             status = s_fail(est, rc, &em);
             break;
         }
@@ -508,9 +531,13 @@ static int s_rl(s_tool_t *T, const char *est, uint64_t *rollout_steps, uint64_t 
             double curve[2];
             pv_eval_result_t r;
             snprintf(label, sizeof label, "%s@%lld", est, (long long)it);
-            if ((status = s_eval(T, label, curve, &r)) != 0)
+            if ((status = s_eval(T, label, curve, &r)) != 0) {
+                snprintf(failure, sizeof failure, "the evaluation at iteration %lld failed",
+                         (long long)it);
                 break;
+            }
             if ((rc = s_run_eval(T, (uint64_t)it, &r, &em)) != PV_OK) {
+                snprintf(failure, sizeof failure, "%s", em.text);
                 status = s_fail(est, rc, &em);
                 break;
             }
@@ -518,11 +545,16 @@ static int s_rl(s_tool_t *T, const char *est, uint64_t *rollout_steps, uint64_t 
     }
     if (status == 0) {
         pv_eval_result_t r;
-        status = s_eval(T, est, result, &r);
-        if (status == 0 && ((rc = s_run_eval(T, (uint64_t)cfg.run.iterations, &r, &em)) != PV_OK ||
-                            (rc = s_run_close(T, est, L, &em)) != PV_OK))
+        if ((status = s_eval(T, est, result, &r)) != 0)
+            snprintf(failure, sizeof failure, "the final evaluation failed");
+        else if ((rc = s_run_eval(T, (uint64_t)cfg.run.iterations, &r, &em)) != PV_OK) {
+            snprintf(failure, sizeof failure, "%s", em.text);
             status = s_fail(est, rc, &em);
+        }
     }
+    pv_errmsg_t cm = {{0}};
+    if ((rc = s_run_close(T, est, L, status ? failure : NULL, &cm)) != PV_OK && status == 0)
+        status = s_fail(est, rc, &cm);
     pv_metrics_close(&T->metrics);
     pv_local_destroy(&L);
     if (status == 0 && jt->verified)

@@ -308,7 +308,8 @@ def scenario_learn(tmp):
           "per-type successes %s do not average to %.3f" % (types, after))
     # the run's health is kept with its results: the broker's books, balanced per service
     books = s["broker"]
-    check(books["fetched"] and books["conserved"], "broker books: %s" % books["line"])
+    check(books["fetched"] and books["conserved"] and not books["stale"],
+          "broker books: %s" % books["line"])
     for name, svc in books["services"].items():
         check(svc["enqueued"] == svc["acked"] + svc["dropped"] + svc["in_flight"] + svc["queued"],
               "%s: books do not balance: %s" % (name, svc))

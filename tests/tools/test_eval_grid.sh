@@ -6,23 +6,49 @@
 # numbers are finite, results.json agreeing with it, the PNGs (the acceptance plot when a
 # segment was verified), one run folder per
 # configuration, exhaustive verification costing more than contrast, and judge precision
-# measured for the ProVer runs only; then --local (each run in one process, deterministic:
-# the same folders and rows); then --policy transformer: one behaviour cloning per
-# seed that every configuration starts from (kept by --keep), and the equal-tokens column.
+# measured for the ProVer runs only; before them --local (each run in one process, no
+# mpirun needed: the same run folders and rows); then --policy transformer: one behaviour
+# cloning per seed that every configuration starts from (kept by --keep), and the
+# equal-tokens column.
 # Exit 0 pass, 1 fail, 77 skip (no mpirun).
 set -u
 src=${PV_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${PV_BUILD_DIR:-$src/build}
-command -v mpirun > /dev/null || { echo "skip: no mpirun"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() {
   echo "FAIL: $*"
   [ -f "$tmp/ci/results.md" ] && cat "$tmp/ci/results.md"
-  for log in "$tmp"/ci/alfworld/*/seed1/job.log; do [ -f "$log" ] && { echo "== $log"; tail -n 30 "$log"; }; done
+  for log in "$tmp"/ci/alfworld/*/seed1/job.log "$tmp"/local/alfworld/*/seed1/job.log; do
+    [ -f "$log" ] && { echo "== $log"; tail -n 30 "$log"; }
+  done
   exit 1
 }
-cd "$src"
+cd "$src" || exit 1
+# --local first (it needs no mpirun): the grid with each run in one process
+# (prover-train-local --save); the run folders are laid out as the pipeline's, so prover-eval
+# aggregates them the same way
+cluster/eval-grid --tiny --local --configs grpo,contrast,exhaustive --out "$tmp" --name local \
+  --build "$build" > "$tmp/local.log" 2>&1 || { cat "$tmp/local.log"; fail "eval-grid --local failed"; }
+grep -q "each in one process" "$tmp/local.log" || fail "--local does not say how it runs"
+for c in grpo contrast exhaustive; do
+  d=$tmp/local/alfworld/$c/seed1
+  for f in metrics.jsonl summary.json summary.txt config.yaml job.log; do
+    [ -s "$d/$f" ] || fail "--local $c: no $f"
+  done
+  [ ! -e "$d/.local" ] || fail "--local $c: the process's folder (checkpoints) kept"
+  grep -q "^  out_dir: \"$d\"\$" "$d/config.yaml" || fail "--local $c: config.yaml's out_dir is not the run folder"
+  grep -q "^| $c | 1 | [0-9]" "$tmp/local/results.md" || fail "--local: no row for $c"
+done
+/usr/bin/python3 - "$tmp/local/results.json" <<'EOF' || fail "--local results.json"
+import json, sys
+cs = {c["config"]: c for c in json.load(open(sys.argv[1]))["envs"][0]["configs"]}
+assert cs["grpo"]["verify_share"]["mean"] == 0.0
+assert cs["exhaustive"]["verify_share"]["mean"] > cs["contrast"]["verify_share"]["mean"], cs
+EOF
+echo "eval-grid --local: three in-process runs aggregated like the pipeline's"
+
+command -v mpirun > /dev/null || { echo "skip: no mpirun (after --local passed)"; exit 77; }
 cluster/eval-grid --tiny --configs grpo,contrast,exhaustive,grpo-matched --out "$tmp" --name ci \
   --build "$build" > "$tmp/grid.log" 2>&1 || { cat "$tmp/grid.log"; fail "cluster/eval-grid failed"; }
 md=$tmp/ci/results.md
@@ -102,27 +128,6 @@ for c in cs.values():  # one seed each: the seed's value, and no interval agains
     assert c["final_success_minus_grpo"] is None
 EOF
 echo "eval-grid: $(grep -c '^| [a-z]* | 1 |' "$md") rows, plots and results.json as expected"
-
-# --local: the same grid with each run in one process (prover-train-local --save); the run
-# folders are laid out as the pipeline's, so prover-eval aggregates them the same way
-cluster/eval-grid --tiny --local --configs grpo,contrast,exhaustive --out "$tmp" --name local \
-  --build "$build" > "$tmp/local.log" 2>&1 || { cat "$tmp/local.log"; fail "eval-grid --local failed"; }
-grep -q "each in one process" "$tmp/local.log" || fail "--local does not say how it runs"
-for c in grpo contrast exhaustive; do
-  d=$tmp/local/alfworld/$c/seed1
-  for f in metrics.jsonl summary.json summary.txt config.yaml job.log; do
-    [ -s "$d/$f" ] || fail "--local $c: no $f"
-  done
-  [ ! -e "$d/.local" ] || fail "--local $c: the process's folder (checkpoints) kept"
-  grep -q "^| $c | 1 | [0-9]" "$tmp/local/results.md" || fail "--local: no row for $c"
-done
-/usr/bin/python3 - "$tmp/local/results.json" <<'EOF' || fail "--local results.json"
-import json, sys
-cs = {c["config"]: c for c in json.load(open(sys.argv[1]))["envs"][0]["configs"]}
-assert cs["grpo"]["verify_share"]["mean"] == 0.0
-assert cs["exhaustive"]["verify_share"]["mean"] > cs["contrast"]["verify_share"]["mean"], cs
-EOF
-echo "eval-grid --local: three in-process runs aggregated like the pipeline's"
 
 # --policy transformer (issue 19): one behaviour cloning per seed, every configuration starts
 # from it; the results compare at equal generated tokens too

@@ -27,6 +27,18 @@ for e in grpo prover; do
     grep -q "^== prover run summary (alfworld, $e," "$dir/out/new/rl-$e/summary.txt" ||
     { echo "rl-$e: no summary"; fail=1; }
 done
+# a second run into the same folder that is killed part-way leaves no summary of the first
+# beside its partial metrics (prover-eval would take the folder as a finished run)
+"$bin" --estimators grpo --save "${easy[@]}" run.iterations=100000 "run.out_dir=$dir/out/new" > "$dir/again.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do
+  [ -e "$dir/out/new/rl-grpo/summary.json" ] || break
+  sleep 0.1
+done
+sleep 0.5
+kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+[ ! -e "$dir/out/new/rl-grpo/summary.json" ] && [ ! -e "$dir/out/new/rl-grpo/summary.txt" ] ||
+  { echo "a killed run left the earlier run's summary"; fail=1; }
 plot=${PV_BUILD_DIR:-build}/bin/prover-plot
 if [ -x "$plot" ]; then
   [ "$("$plot" --dump "$dir/out/new/rl-prover" | grep -c '^rl-prover train ')" = 2 ] ||
