@@ -21,13 +21,15 @@
  * or has no such records is left out with a warning; the plot fails (2) only when no run has any.
  * --dump prints the points (label, train|eval, x, value, mean of the last 10) instead of drawing
  * them. A run argument is a metrics.jsonl file or a run folder containing one; "=LABEL" names it in
- * the legend (default: the folder name). --cost draws instead a bar chart of each run's environment
+ * the legend (default: the folder name; for prover-train-local's rl-<estimator> folders,
+ * PARENT/rl-<estimator>). --cost draws instead a bar chart of each run's environment
  * steps, rollouts and verification side by side on a log scale, from its last record with
  * cum_rollout_env_steps and cum_verify_env_steps. Data is extracted with jansson into a temporary
  * folder and drawn by gnuplot's pngcairo terminal. Exit status 0, 1 when gnuplot fails, 2 for bad
  * arguments or files.
  */
 #include <errno.h>
+#include <glob.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdbool.h>
@@ -209,6 +211,25 @@ static int s_last_cost(const char *metrics, double *rollout, double *verify)
     *rollout = c.rollout;
     *verify = c.verify;
     return c.found;
+}
+
+/* A folder without metrics.jsonl that holds prover-train-local --save's run folders
+ * (rl-<estimator>): say where the runs are. */
+static void s_hint_rl_folders(const char *dir)
+{
+    char pattern[1100], m[1100];
+    struct stat st;
+    snprintf(m, sizeof m, "%s/metrics.jsonl", dir);
+    if (stat(m, &st) == 0)
+        return;
+    snprintf(pattern, sizeof pattern, "%s/rl-*/metrics.jsonl", dir);
+    glob_t g;
+    if (glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0)
+        fprintf(stderr,
+                "prover-plot: %s holds no metrics.jsonl, but prover-train-local's run folders: "
+                "name them (%s/rl-<estimator>)\n",
+                dir, dir);
+    globfree(&g);
 }
 
 /* A label for a gnuplot string in double quotes: quotes and backslashes become '_'. */
@@ -440,8 +461,10 @@ int main(int argc, char **argv)
                 snprintf(r->label, sizeof r->label, "%s", eq + 1);
             }
             struct stat st;
-            if (stat(r->path, &st) == 0 && S_ISDIR(st.st_mode))
+            if (stat(r->path, &st) == 0 && S_ISDIR(st.st_mode)) {
+                s_hint_rl_folders(r->path);
                 strncat(r->path, "/metrics.jsonl", sizeof r->path - strlen(r->path) - 1);
+            }
             if (!eq) {
                 char tmp[1024];
                 snprintf(tmp, sizeof tmp, "%s", r->path);
@@ -449,6 +472,13 @@ int main(int argc, char **argv)
                 if (slash && strcmp(slash, "/metrics.jsonl") == 0)
                     *slash = '\0';
                 slash = strrchr(tmp, '/');
+                /* prover-train-local's rl-<estimator> folders are told apart by their parent */
+                if (slash && strncmp(slash + 1, "rl-", 3) == 0 && slash > tmp) {
+                    *slash = '\0';
+                    char *parent = strrchr(tmp, '/');
+                    *slash = '/';
+                    slash = parent;
+                }
                 snprintf(r->label, sizeof r->label, "%.255s", slash ? slash + 1 : tmp);
             }
         }

@@ -12,9 +12,11 @@
  * (tools/local_prover.h: the actor's, the judge's, the verifiers' and the learner's own code) for
  * each estimator of --estimators (a comma-separated list of algorithm.adv_estimator values, default
  * the configured one), each evaluated on the same held-out tasks. One line per iteration and per
- * evaluation, a summary at the end. --save writes run.out_dir/<phase>.safetensors after behaviour
- * cloning and after each estimator (a language model: the Hugging Face directory
- * run.out_dir/<phase>) and the configuration into run.out_dir/config.yaml (`prover-env play
+ * evaluation, a summary at the end. --save first moves a run.out_dir that holds a run aside to
+ * run.out_dir.<date> (s_move_aside), then writes run.out_dir/<phase>.safetensors (phase: bc, or
+ * the estimator's name) after behaviour cloning and after each estimator (a language model:
+ * the Hugging Face directory run.out_dir/<phase>) and the configuration into
+ * run.out_dir/config.yaml (`prover-env play
  * --policy` reads it), and gives each estimator a run folder run.out_dir/rl-<estimator> holding
  * metrics.jsonl, summary.json and summary.txt as the learner writes them (learner/report.h:
  * the start's evaluation as iteration 0, a train line per iteration, an eval line per
@@ -39,6 +41,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/clock.h"
@@ -57,13 +61,15 @@ static const char s_usage[] =
     "The whole training loop in one process (no MPI, no broker): evaluation, behaviour cloning\n"
     "(learner.bc_episodes > 0), run.iterations iterations per estimator of LIST (values of\n"
     "algorithm.adv_estimator, comma-separated; default the configured one), each from the same\n"
-    "start and evaluated on the same learner.eval_tasks held-out tasks. --save writes\n"
-    "run.out_dir/<phase>.safetensors, run.out_dir/config.yaml and, per estimator, a run\n"
-    "folder run.out_dir/rl-<estimator> (metrics.jsonl, summary.json, summary.txt).\n"
+    "start and evaluated on the same learner.eval_tasks held-out tasks. --save moves a\n"
+    "run.out_dir holding a run aside (run.out_dir.<date>), then writes the checkpoints\n"
+    "run.out_dir/<phase>.safetensors (bc, and each estimator), run.out_dir/config.yaml and,\n"
+    "per estimator, a run folder run.out_dir/rl-<estimator> (metrics.jsonl, summary.json,\n"
+    "summary.txt). --eval-every N: a held-out evaluation every N iterations as well (the\n"
+    "curve of a long run; learner.eval_every is not read here).\n"
     "--bc-only: behaviour cloning, its evaluation and run.out_dir/bc only (implies --save).\n"
-    "--eval-every N: a held-out evaluation every N iterations as well (the curve of a long\n"
-    "run). --threads N: groups, and evaluation episodes, played at once (default: the online\n"
-    "CPUs; the results do not depend on it).\n"
+    "--threads N: groups, and evaluation episodes, played at once (default: the online CPUs;\n"
+    "the results do not depend on it).\n"
     "Example:\n"
     "  prover-train-local --config cluster/configs/alfworld.yaml --estimators grpo,prover \\\n"
     "      run.iterations=120 learner.bc_episodes=400 learner.bc_epochs=20\n";
@@ -245,11 +251,55 @@ static pv_err_t s_eval_lanes(s_tool_t *T, pv_errmsg_t *em)
     return PV_OK;
 }
 
+/* --save into a run.out_dir that already holds a run (its config.yaml or metrics.jsonl): move
+ * the folder aside to run.out_dir.<that file's date> first, as cluster/launch does, so that no
+ * run overwrites another's results; a policy.init_checkpoint or policy.path inside it is then
+ * read from the moved folder. Errors: PV_ERR_IO (the rename), PV_ERR_CONFIG (a moved path
+ * too long for its key). */
+static pv_err_t s_move_aside(pv_config_t *c, pv_errmsg_t *em)
+{
+    const char *out = c->run.out_dir;
+    char path[PV_CONFIG_STR_MAX + 32], aside[PV_CONFIG_STR_MAX + 48], date[32];
+    struct stat st;
+    bool found = false;
+    for (int i = 0; i < 2 && !found; i++) {
+        snprintf(path, sizeof path, "%s/%s", out, i ? "metrics.jsonl" : "config.yaml");
+        found = stat(path, &st) == 0;
+    }
+    if (!found)
+        return PV_OK;
+    struct tm tm;
+    strftime(date, sizeof date, "%Y%m%d-%H%M%S", localtime_r(&st.st_mtime, &tm));
+    snprintf(aside, sizeof aside, "%s.%s", out, date);
+    for (int n = 2; stat(aside, &st) == 0 && n < 1000; n++)
+        snprintf(aside, sizeof aside, "%s.%s-%d", out, date, n);
+    if (rename(out, aside) != 0)
+        return pv_errf(em, PV_ERR_IO, "moving the earlier run in %s aside to %s: %s", out, aside,
+                       strerror(errno));
+    printf("moved      the earlier run in %s to %s\n", out, aside);
+    size_t n = strlen(out);
+    const char *keys[2] = {"policy.init_checkpoint", "policy.path"};
+    char *vals[2] = {c->policy.init_checkpoint, c->policy.path};
+    for (int k = 0; k < 2; k++) {
+        if (strncmp(vals[k], out, n) != 0 || vals[k][n] != '/')
+            continue;
+        char moved[sizeof aside + PV_CONFIG_STR_MAX];
+        snprintf(moved, sizeof moved, "%s%s", aside, vals[k] + n);
+        pv_err_t rc = pv_config_set(c, keys[k], moved, em);
+        if (rc != PV_OK)
+            return rc;
+        printf("moved      %s=%s (it was in the moved folder)\n", keys[k], moved);
+    }
+    return PV_OK;
+}
+
 static pv_err_t s_setup(s_tool_t *T, pv_errmsg_t *em)
 {
     const pv_config_t *c = &T->cfg;
     pv_err_t rc;
     pv_role_warn_ignored(c);
+    if (T->save && (rc = s_move_aside(&T->cfg, em)) != PV_OK)
+        return rc;
     if ((rc = pv_train_cfg_from_config(c, &T->tc, em)) ||
         (rc = pv_role_env_new(c, &T->model, &T->env, em)) ||
         (rc = pv_arena_new(1 << 20, 0, &T->arena)) ||

@@ -27,21 +27,9 @@ for e in grpo prover; do
     grep -q "^== prover run summary (alfworld, $e," "$dir/out/new/rl-$e/summary.txt" ||
     { echo "rl-$e: no summary"; fail=1; }
 done
-# a second run into the same folder that is killed part-way leaves no summary of the first
-# beside its partial metrics (prover-eval would take the folder as a finished run)
-"$bin" --estimators grpo --save "${easy[@]}" run.iterations=100000 "run.out_dir=$dir/out/new" > "$dir/again.log" 2>&1 &
-pid=$!
-for _ in $(seq 1 600); do
-  [ -e "$dir/out/new/rl-grpo/summary.json" ] || break
-  sleep 0.1
-done
-sleep 0.5
-kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-[ ! -e "$dir/out/new/rl-grpo/summary.json" ] && [ ! -e "$dir/out/new/rl-grpo/summary.txt" ] ||
-  { echo "a killed run left the earlier run's summary"; fail=1; }
 plot=${PV_BUILD_DIR:-build}/bin/prover-plot
 if [ -x "$plot" ]; then
-  [ "$("$plot" --dump "$dir/out/new/rl-prover" | grep -c '^rl-prover train ')" = 2 ] ||
+  [ "$("$plot" --dump "$dir/out/new/rl-prover" | grep -c '^new/rl-prover train ')" = 2 ] ||
     { echo "prover-plot does not read the run folder"; fail=1; }
 fi
 # from a checkpoint: the first evaluation is the loaded policy ("start"); the verifiers'
@@ -55,6 +43,19 @@ if grep -q "^prover iter .*segments [1-9]" "$dir/start.log"; then
   grep -q "continuations trained on (prover.reuse_continuations)" "$dir/start.log" ||
     { echo "verified segments but no continuations trained on"; cat "$dir/start.log"; fail=1; }
 fi
+# a second --save run into a folder that holds a run moves that run aside
+# (run.out_dir.<date>, as cluster/launch does) and reads a start checkpoint inside it from
+# where it went
+"$bin" --estimators grpo --save "${easy[@]}" learner.bc_episodes=0 run.iterations=1 \
+  "policy.init_checkpoint=$dir/out/new/bc.safetensors" "run.out_dir=$dir/out/new" > "$dir/again.log" 2>&1 ||
+  { echo "a second run into the folder failed"; cat "$dir/again.log"; fail=1; }
+moved=$(ls -d "$dir"/out/new.2* 2>/dev/null | head -1)
+[ -n "$moved" ] && [ -s "$moved/rl-prover/summary.json" ] && [ -s "$moved/bc.safetensors" ] ||
+  { echo "the earlier run was not moved aside whole ('$moved')"; ls "$dir/out"; fail=1; }
+grep -q "^moved      policy.init_checkpoint=$moved/bc.safetensors" "$dir/again.log" &&
+  grep -q "^eval start " "$dir/again.log" || { echo "the start was not read from the moved folder"; cat "$dir/again.log"; fail=1; }
+[ -s "$dir/out/new/rl-grpo/summary.json" ] && [ ! -e "$dir/out/new/rl-prover" ] ||
+  { echo "the new folder holds the earlier run's files"; fail=1; }
 # the language model: its iteration lines report mixed groups, tokens, entropy and the rollout/training mismatch
 # (~5e-7: the learner recomputes the behaviour log-probs), --save writes Hugging Face folders
 lm=(policy.kind=transformer policy.layers=1 policy.hidden_size=32 policy.heads=2 policy.kv_heads=1
