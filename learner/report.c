@@ -414,9 +414,12 @@ pv_err_t pv_report_summary(const char *dir, const char *cfg_env, const char *est
     if (evaluated)
         fprintf(out,
                 "held-out success: greedy %.3f before -> %.3f after %llu iterations; sampled "
-                "%.3f -> %.3f\n",
+                "%.3f -> %.3f%s\n",
                 run->eval_first.greedy, run->eval_last.greedy, (unsigned long long)run->iterations,
-                run->eval_first.sampled, run->eval_last.sampled);
+                run->eval_first.sampled, run->eval_last.sampled,
+                run->eval_last.seen_kinds ? " (learner.eval_split = train: new games of the "
+                                            "training task kinds)"
+                                          : "");
     if (evaluated && !isnan(run->eval_first.score) && !isnan(run->eval_last.score))
         fprintf(
             out,
