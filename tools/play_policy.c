@@ -100,6 +100,18 @@ static bool s_resolve(const char *path, char *config, char *ckpt, char *model_di
                 snprintf(config, cap, "%s", buf);
             return true;
         }
+        const char *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        if (strncmp(base, "rl-", 3) == 0 && base[3]) { /* prover-train-local --save's metrics */
+            char parent[4096];
+            s_parent(parent, sizeof parent, path);
+            fprintf(err,
+                    "prover-env: %s: prover-train-local's run folder of estimator %s holds its "
+                    "metrics, not its weights: the checkpoint is %s/%s (a Hugging Face folder) "
+                    "or %s/%s.safetensors\n",
+                    path, base + 3, parent, base + 3, parent, base + 3);
+            return false;
+        }
         fprintf(err,
                 "prover-env: %s: not a run folder (config.yaml), nor a Hugging Face model "
                 "directory (config.json)\n",

@@ -27,6 +27,11 @@ for phase in bc grpo; do
   echo "$phase: evaluation greedy success $rate -> $want of 50 won; play --policy won ${got:-?}"
   [ "${got:-x}" = "$want" ] || { echo "play --policy is not the run's evaluation"; fail=1; }
 done
+# --save's run folder of an estimator holds metrics, not weights: the message names the
+# checkpoint to play instead
+"$env" play --policy "$dir/run/rl-grpo" --episodes 1 > /dev/null 2> "$dir/rl.err"
+[ $? -eq 2 ] && grep -q "the checkpoint is $dir/run/grpo .* or $dir/run/grpo.safetensors" "$dir/rl.err" ||
+  { echo "play --policy RUN/rl-grpo: $(cat "$dir/rl.err")"; fail=1; }
 # the transcript: a header naming the policy, every action with a probability in (0, 1]
 head -1 "$dir/bc.txt" | grep -q "^policy bow_mlp v[0-9]* from $dir/run/bc.safetensors ($dir/run/config.yaml), greedy$" ||
   { echo "header: $(head -1 "$dir/bc.txt")"; fail=1; }
