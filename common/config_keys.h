@@ -316,7 +316,9 @@
       "distribution (the admissible actions' continuations) instead of the whole vocabulary "      \
       "(measured worse on alfworld-lm: 0.140 / 0.200 held-out against 0.340 / 0.340).")            \
     I(learner, eval_every, 10, 0, 1000000,                                                         \
-      "Held-out evaluation (greedy and sampled) every N iterations; 0 = off.")                     \
+      "Held-out evaluation (greedy and sampled) every N iterations; 0 = off. prover-train-local "  \
+      "evaluates at the start and the end only unless given `--eval-every N` "                     \
+      "(`cluster/eval-grid --local` passes this key's value).")                                    \
     I(learner, eval_tasks, 50, 1, 1000000,                                                         \
       "Held-out tasks per evaluation (at most the test split's size).")                            \
     E(learner, eval_split, "test", "test|train",                                                   \
