@@ -62,8 +62,6 @@ typedef struct s_learner {
     pv_health_t health;               /* the broker's books (learner/health.h) */
     pv_stats_link_t *hlink;           /* its statistics requests and RUN_STATUS */
     uint64_t step;                    /* iterations done */
-    double recent[10];                /* training success of the last 10 iterations (ring) */
-    uint64_t n_done; /* iterations whose training success is in `recent` (whole run) */
     uint64_t t0_ms;
     /* a resumed run continues the counters of the run that wrote its checkpoint */
     uint64_t base_rollout, base_verify;               /* env steps before this process */
@@ -174,16 +172,6 @@ static pv_err_t s_checkpoint(s_learner_t *s, pv_errmsg_t *em)
     return err;
 }
 
-/* Mean training success over the ring of the last (up to) 10 iterations; n_done > 0. */
-static double s_recent_mean(const s_learner_t *s)
-{
-    size_t n = s->n_done < 10 ? (size_t)s->n_done : 10;
-    double sum = 0;
-    for (size_t i = 0; i < n; i++)
-        sum += s->recent[i];
-    return sum / (double)n;
-}
-
 /* After a resume: continue the counters, curves and summary means of the run that wrote the
  * checkpoint, from the metrics.jsonl beside it (pv_report_history). Without one the
  * counters start at zero, as said in the log. */
@@ -217,11 +205,11 @@ static void s_take_history(s_learner_t *s)
         s->run.eval_last = h.eval_last;
     }
     s->skip_first_eval = h.eval_last_iteration == (int64_t)s->step;
-    memcpy(s->recent, h.recent, sizeof s->recent);
-    s->n_done = h.n_train;
+    memcpy(s->run.train_recent, h.recent, sizeof s->run.train_recent);
+    s->run.train_n = h.n_train;
     if (h.n_train) {
         s->run.train_first = h.train_first;
-        s->run.train_last = s_recent_mean(s);
+        s->run.train_last = pv_report_train_mean(&s->run);
     }
     PV_LOG_INFO("continuing %s: %llu training lines, %llu + %llu env steps, %.0f s so far%s", path,
                 (unsigned long long)h.n_train, (unsigned long long)h.rollout_env_steps,
@@ -595,25 +583,15 @@ static pv_err_t s_run(s_learner_t *s, pv_errmsg_t *em)
         if ((err = s_train(s, &up, em)) || (err = pv_weights_out_publish(s->wout, s->policy)))
             return err;
         s->step++;
-        pv_lag_hist_add(&s->run.lag_hist, &up.lag);
         const pv_intake_stats_t *b = pv_intake_stats(s->intake), *t = pv_intake_totals(s->intake);
         s->trained = *t;
         s->cursor_trained = s->cursor;
-        s->run.rollout_env_steps = s->base_rollout + t->steps + t->dropped_steps;
-        s->run.verify_env_steps = s->base_verify + t->verify_env_steps;
-        s->run.rollout_tokens = s->base_rollout_tokens + t->action_tokens;
-        s->run.verify_tokens = s->base_verify_tokens + t->verify_tokens;
-        s->run.iterations = s->step;
+        pv_report_take_iteration(&s->run, s->intake, s->step, &up.lag);
+        s->run.rollout_env_steps += s->base_rollout; /* the legs before a resume */
+        s->run.verify_env_steps += s->base_verify;
+        s->run.rollout_tokens += s->base_rollout_tokens;
+        s->run.verify_tokens += s->base_verify_tokens;
         s->run.wall_s = s->base_wall_s + (double)(pv_mono_ms() - s->t0_ms) / 1000.0;
-        double success = b->trajectories ? (double)b->won / (double)b->trajectories : 0.0;
-        /* the summary's training success: means over the first and the last 10 iterations
-         * (one batch is too noisy to quote) */
-        s->recent[s->n_done++ % 10] = success;
-        s->run.train_last = s_recent_mean(s);
-        if (s->n_done <= 10)
-            s->run.train_first = s->run.train_last;
-        s->run.judges_batch = pv_intake_judges(s->intake, false, &s->run.n_judges_batch);
-        s->run.judges_run = pv_intake_judges(s->intake, true, &s->run.n_judges_run);
         if ((err = pv_report_iteration(s->metrics, s->step, (uint64_t)c->run.iterations,
                                        pv_policy_version(s->policy), b, t, &up, &s->run)))
             return err;

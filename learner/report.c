@@ -168,6 +168,35 @@ static void s_set_totals(json_t *o, const pv_run_totals_t *run)
                         json_integer((json_int_t)(run->rollout_tokens + run->verify_tokens)));
 }
 
+double pv_report_train_mean(const pv_run_totals_t *run)
+{
+    size_t n = run->train_n < 10 ? (size_t)run->train_n : 10;
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += run->train_recent[i];
+    return n ? sum / (double)n : 0.0;
+}
+
+void pv_report_take_iteration(pv_run_totals_t *run, const pv_intake_t *in, uint64_t iteration,
+                              const pv_lag_hist_t *lag)
+{
+    const pv_intake_stats_t *b = pv_intake_stats(in), *t = pv_intake_totals(in);
+    run->iterations = iteration;
+    run->rollout_env_steps = t->steps + t->dropped_steps;
+    run->verify_env_steps = t->verify_env_steps;
+    run->rollout_tokens = t->action_tokens;
+    run->verify_tokens = t->verify_tokens;
+    pv_lag_hist_add(&run->lag_hist, lag);
+    /* the summary's training success: means over the first and the last 10 iterations (one
+     * batch is too noisy to quote) */
+    run->train_recent[run->train_n++ % 10] = s_div((double)b->won, (double)b->trajectories);
+    run->train_last = pv_report_train_mean(run);
+    if (run->train_n <= 10)
+        run->train_first = run->train_last;
+    run->judges_batch = pv_intake_judges(in, false, &run->n_judges_batch);
+    run->judges_run = pv_intake_judges(in, true, &run->n_judges_run);
+}
+
 void pv_report_adv_stats(pv_run_totals_t *run, const pv_adv_stats_t *as)
 {
     run->gigpo_step_groups = as->gigpo.step_groups;

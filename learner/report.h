@@ -93,6 +93,8 @@ typedef struct pv_run_totals {
     double wall_s;
     pv_eval_result_t eval_first, eval_last; /* held-out success; greedy < 0 until measured */
     double train_first, train_last; /* mean training success of the first / last 10 iterations */
+    double train_recent[10];        /* training success of iteration i (0-based) at [i % 10] */
+    uint64_t train_n;               /* iterations whose training success went into train_recent */
     uint64_t iterations;
     uint64_t iterations_planned; /* run.iterations */
     /* how the run ended: "completed" (run.iterations reached), "time_limit" (run.time_limit_s),
@@ -137,6 +139,18 @@ typedef struct pv_run_history {
     uint64_t n_train;   /* train lines read */
     uint64_t bad_lines; /* lines that were not JSON objects (skipped) */
 } pv_run_history_t;
+
+/* The mean of train_recent over its last min(train_n, 10) iterations (train_n > 0). */
+double pv_report_train_mean(const pv_run_totals_t *run);
+
+/* After the update of iteration `iteration`: take into *run the iteration count, the
+ * environment steps and generated tokens of the intake's run totals (rollouts with the
+ * dropped groups', verification; a resumed run's caller adds its earlier legs'), the
+ * update's policy-lag histogram, the batch's training success into train_recent with
+ * train_last and (over the first 10 iterations) train_first, and the judges' acceptance of
+ * the batch and of the run. wall_s stays the caller's. */
+void pv_report_take_iteration(pv_run_totals_t *run, const pv_intake_t *in, uint64_t iteration,
+                              const pv_lag_hist_t *lag);
 
 /* Take the estimator's counts of the batch just built (pv_batch_advantages' *as) into *run:
  * the last batch's GiGPO, SPO++, VICT and TRIAGE statistics, and TRIAGE's summed over the

@@ -428,36 +428,20 @@ static pv_err_t s_run_open(s_tool_t *T, const char *est, pv_errmsg_t *em)
     return rc;
 }
 
-/* The totals after iteration `it` (the intake's counters, the update's), and its train line
- * when the run folder is open. recent[10]: the last iterations' training success. */
+/* The totals after iteration `it` (learner/report.h, as the learner takes them), and its
+ * train line when the run folder is open. */
 static pv_err_t s_run_iteration(s_tool_t *T, const pv_local_t *L, const pv_local_stats_t *st,
-                                uint64_t it, double recent[10], pv_errmsg_t *em)
+                                uint64_t it, pv_errmsg_t *em)
 {
     const pv_intake_t *in = pv_local_intake(L);
-    const pv_intake_stats_t *b = pv_intake_stats(in), *t = pv_intake_totals(in);
-    pv_run_totals_t *run = &T->run;
-    run->rollout_env_steps = t->steps + t->dropped_steps;
-    run->verify_env_steps = t->verify_env_steps;
-    run->rollout_tokens = t->action_tokens;
-    run->verify_tokens = t->verify_tokens;
-    run->iterations = it;
-    run->wall_s = pv_mono_s() - T->run_t0;
-    pv_report_adv_stats(run, &st->adv);
-    pv_lag_hist_add(&run->lag_hist, &st->update.lag);
-    recent[(it - 1) % 10] = st->success;
-    size_t n = it < 10 ? (size_t)it : 10;
-    double sum = 0;
-    for (size_t i = 0; i < n; i++)
-        sum += recent[i];
-    run->train_last = sum / (double)n;
-    if (it <= 10)
-        run->train_first = run->train_last;
-    run->judges_batch = pv_intake_judges(in, false, &run->n_judges_batch);
-    run->judges_run = pv_intake_judges(in, true, &run->n_judges_run);
+    pv_report_take_iteration(&T->run, in, it, &st->update.lag);
+    pv_report_adv_stats(&T->run, &st->adv);
+    T->run.wall_s = pv_mono_s() - T->run_t0;
     if (!T->metrics)
         return PV_OK;
     pv_err_t rc = pv_report_iteration(T->metrics, it, (uint64_t)T->cfg.run.iterations,
-                                      pv_policy_version(T->policy), b, t, &st->update, run);
+                                      pv_policy_version(T->policy), pv_intake_stats(in),
+                                      pv_intake_totals(in), &st->update, &T->run);
     return rc == PV_OK ? PV_OK : pv_errf(em, rc, "writing %s/metrics.jsonl", T->run_dir);
 }
 
@@ -498,16 +482,10 @@ static pv_err_t s_run_close(s_tool_t *T, const char *est, const pv_local_t *L, c
     return rc;
 }
 
-/* A run's judge health, summed over its iterations. */
-typedef struct s_judge_totals {
-    uint64_t verified, positive, turns, samples, hits, reused;
-    double noise;
-} s_judge_totals_t;
-
 /* run.iterations iterations of estimator `est` from the current weights, then its held-out
- * evaluation (result: greedy, sampled). */
-static int s_rl(s_tool_t *T, const char *est, uint64_t *rollout_steps, uint64_t *verify_steps,
-                s_judge_totals_t *jt, double result[2])
+ * evaluation (result: greedy, sampled); *tot gets the intake's run totals (steps, the judge's
+ * segments). */
+static int s_rl(s_tool_t *T, const char *est, pv_intake_stats_t *tot, double result[2])
 {
     pv_config_t cfg = T->cfg;
     pv_errmsg_t em = {{0}};
@@ -524,27 +502,18 @@ static int s_rl(s_tool_t *T, const char *est, uint64_t *rollout_steps, uint64_t 
         pv_local_destroy(&L);
         return s_fail(est, rc, &em);
     }
-    double t0 = pv_mono_s(), recent[10] = {0};
+    double t0 = pv_mono_s();
     int status = 0;
     char failure[PV_ERRMSG_MAX + 64] = ""; /* why the run stopped, for its summary */
     for (int64_t it = 1; it <= cfg.run.iterations; it++) {
         pv_local_stats_t st;
         if ((rc = pv_local_iteration(L, &st, &em)) != PV_OK ||
-            (rc = s_run_iteration(T, L, &st, (uint64_t)it, recent, &em)) != PV_OK) {
+            (rc = s_run_iteration(T, L, &st, (uint64_t)it, &em)) != PV_OK) {
             snprintf(failure, sizeof failure, "iteration %lld: %s", (long long)it,
                      em.text[0] ? em.text : pv_strerror(rc));
             status = s_fail(est, rc, &em);
             break;
         }
-        *rollout_steps += st.rollout.env_steps;
-        *verify_steps += st.verify.env_steps;
-        jt->verified += st.verified;
-        jt->positive += st.positive;
-        jt->turns += st.turns;
-        jt->noise += st.noise_positive;
-        jt->samples += st.precision_samples;
-        jt->hits += st.precision_hits;
-        jt->reused += st.reused_rows;
         char lm[192] = "", vict[160] = "", reuse[64] = "";
         if (st.reused_rows > 0) /* prover.reuse_continuations: the verifiers' rows trained on */
             snprintf(reuse, sizeof reuse, " | %llu continuations trained on",
@@ -606,21 +575,23 @@ static int s_rl(s_tool_t *T, const char *est, uint64_t *rollout_steps, uint64_t 
     if ((rc = s_run_close(T, est, L, status ? failure : NULL, &cm)) != PV_OK && status == 0)
         status = s_fail(est, rc, &cm);
     pv_metrics_close(&T->metrics);
+    *tot = *pv_intake_totals(pv_local_intake(L));
     pv_local_destroy(&L);
-    if (status == 0 && jt->verified)
+    if (status == 0 && tot->verified)
         printf("judge      %s: acceptance rate %.3f (%llu of %llu verified segments; %.3f by noise "
                "alone), mean segment %.2f actions\n",
-               est, (double)jt->positive / (double)jt->verified, (unsigned long long)jt->positive,
-               (unsigned long long)jt->verified, jt->noise / (double)jt->verified,
-               (double)jt->turns / (double)jt->verified);
-    if (status == 0 && jt->reused)
+               est, (double)tot->positive / (double)tot->verified,
+               (unsigned long long)tot->positive, (unsigned long long)tot->verified,
+               tot->noise_pos_sum / (double)tot->verified,
+               (double)tot->turns_sum / (double)tot->verified);
+    if (status == 0 && tot->reused_rows)
         printf("judge      %s: %llu continuations trained on (prover.reuse_continuations)\n", est,
-               (unsigned long long)jt->reused);
-    if (status == 0 && jt->samples)
+               (unsigned long long)tot->reused_rows);
+    if (status == 0 && tot->precision_samples)
         printf("judge      %s: precision against the oracle %.3f (%llu of %llu proposals "
                "pivotal)\n",
-               est, (double)jt->hits / (double)jt->samples, (unsigned long long)jt->hits,
-               (unsigned long long)jt->samples);
+               est, (double)tot->precision_hits / (double)tot->precision_samples,
+               (unsigned long long)tot->precision_hits, (unsigned long long)tot->precision_samples);
     return status;
 }
 
@@ -670,8 +641,7 @@ static int s_main(s_tool_t *T)
     memcpy(p0, pv_policy_params(T->policy), n * sizeof *p0);
     uint64_t v0 = pv_policy_version(T->policy);
     double result[S_MAX_ESTIMATORS][2];
-    uint64_t rsteps[S_MAX_ESTIMATORS] = {0}, vsteps[S_MAX_ESTIMATORS] = {0};
-    s_judge_totals_t jt[S_MAX_ESTIMATORS] = {{0}};
+    pv_intake_stats_t tot[S_MAX_ESTIMATORS] = {{0}};
     int status = 0;
     for (size_t e = 0; e < T->n_est && status == 0; e++) {
         memcpy(pv_policy_params(T->policy), p0, n * sizeof *p0);
@@ -679,7 +649,7 @@ static int s_main(s_tool_t *T)
         memset(pv_adam_m(T->adam), 0, n * sizeof(float));
         memset(pv_adam_v(T->adam), 0, n * sizeof(float));
         pv_adam_set_t_step(T->adam, 0);
-        status = s_rl(T, T->estimators[e], &rsteps[e], &vsteps[e], &jt[e], result[e]);
+        status = s_rl(T, T->estimators[e], &tot[e], result[e]);
         if (status == 0)
             status = s_save(T, T->estimators[e], (uint64_t)T->cfg.run.iterations);
     }
@@ -693,8 +663,9 @@ static int s_main(s_tool_t *T)
                (unsigned long long)demo_steps);
     for (size_t e = 0; e < T->n_est; e++)
         printf(", %s %.3f / %.3f (%llu rollout + %llu verification steps)", T->estimators[e],
-               result[e][0], result[e][1], (unsigned long long)rsteps[e],
-               (unsigned long long)vsteps[e]);
+               result[e][0], result[e][1],
+               (unsigned long long)(tot[e].steps + tot[e].dropped_steps),
+               (unsigned long long)tot[e].verify_env_steps);
     printf(" | wall %.1f s\n", pv_mono_s() - t_start);
     return 0;
 }
