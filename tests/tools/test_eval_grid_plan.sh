@@ -13,7 +13,7 @@ build=${PV_BUILD_DIR:-$src/build}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-cd "$src"
+cd "$src" || exit 1
 grid() { cluster/eval-grid --build "$build" --out "$tmp" --name g --dry-run "$@"; }
 get() { # run line -> value of key $2 as prover-config resolves the run's arguments
   local args
