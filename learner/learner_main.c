@@ -438,34 +438,35 @@ static pv_err_t s_collect(s_learner_t *s, pv_errmsg_t *em)
     return PV_OK;
 }
 
+/* The learner's RUN_STATUS for one attempt of s_health's exchange (pv_stats_status_fn). */
+static pv_err_t s_status_attempt(void *ctx, int attempt, const char *last_error, pv_arena_t *arena,
+                                 pv_wire_run_status_t *out)
+{
+    (void)attempt;
+    s_learner_t *s = ctx;
+    if (last_error)
+        PV_LOG_INFO("the broker's statistics: %s; asking again", last_error);
+    size_t n_judges = 0;
+    const pv_judge_tally_t *judges = pv_intake_judges(s->intake, true, &n_judges);
+    return pv_health_status(s->step, (uint64_t)s->rc.cfg.run.iterations,
+                            pv_policy_version(s->policy), s->run.run_name, judges, n_judges, arena,
+                            out);
+}
+
 /* Tell the broker how the run goes (RUN_STATUS: iteration, version, acceptance per judge)
  * and take its books in the answer (learner/health.h): a "broker" line in metrics.jsonl (and
  * an "llm_judge" line when the judge reported its cost). A broker that does not answer is
  * logged and counted, never fatal. `attempts` > 1 (the last fetch of a run that completed or
  * reached its time limit, whose books go into the summary) asks again with twice the
- * timeout each time (2, 4, 8 s), so a broker slowed by a loaded machine still gets its say;
- * books a fetch could not renew are kept as the last reply's and marked stale
- * (pv_health_fetch_failed). Only the round trip is retried: a reply is recorded once. */
+ * timeout each time (2, 4, 8 s: pv_stats_link_exchange_retry), so a broker slowed by a
+ * loaded machine still gets its say; books a fetch could not renew are kept as the last
+ * reply's and marked stale (pv_health_fetch_failed). A reply is recorded once. */
 static void s_health(s_learner_t *s, int attempts)
 {
-    const pv_config_t *c = &s->rc.cfg;
     pv_errmsg_t em = {{0}};
-    pv_err_t rc = PV_ERR_TIMEOUT;
     pv_wire_stats_reply_t st;
-    for (int a = 0, timeout_ms = 2000; a < attempts && rc != PV_OK; a++, timeout_ms *= 2) {
-        pv_wire_run_status_t status;
-        size_t n_judges = 0;
-        const pv_judge_tally_t *judges = pv_intake_judges(s->intake, true, &n_judges);
-        em.text[0] = '\0';
-        rc = pv_health_status(s->step, (uint64_t)c->run.iterations, pv_policy_version(s->policy),
-                              s->run.run_name, judges, n_judges, pv_stats_link_arena(s->hlink),
-                              &status);
-        if (rc == PV_OK)
-            rc = pv_stats_link_exchange(s->hlink, &status, timeout_ms, &st, &em);
-        if (rc != PV_OK && a + 1 < attempts)
-            PV_LOG_INFO("the broker's statistics: %s; asking again",
-                        em.text[0] ? em.text : pv_strerror(rc));
-    }
+    pv_err_t rc =
+        pv_stats_link_exchange_retry(s->hlink, attempts, 2000, s_status_attempt, s, &st, NULL, &em);
     if (rc != PV_OK) {
         pv_health_fetch_failed(&s->health, em.text[0] ? em.text : pv_strerror(rc));
         PV_LOG_WARN("the broker's statistics: %s", em.text[0] ? em.text : pv_strerror(rc));

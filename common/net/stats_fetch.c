@@ -1,6 +1,7 @@
 /* stats_fetch.c - the STATS_REQUEST round trip; see stats_fetch.h. */
 #include "common/net/stats_fetch.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <zmq.h>
@@ -72,6 +73,31 @@ pv_err_t pv_stats_link_exchange(pv_stats_link_t *self, const pv_wire_run_status_
     return pv_broker_stats_exchange(self->net, self->endpoint, self->curve ? &self->keys : NULL,
                                     timeout_ms, status, self->dec, self->arena, &self->buf, out,
                                     em);
+}
+
+pv_err_t pv_stats_link_exchange_retry(pv_stats_link_t *self, int attempts, int timeout_ms,
+                                      pv_stats_status_fn status, void *ctx,
+                                      pv_wire_stats_reply_t *out, int *tried, pv_errmsg_t *em)
+{
+    pv_err_t rc = PV_OK;
+    int a = 0;
+    char why[PV_ERRMSG_MAX] = "";
+    do {
+        pv_wire_run_status_t st;
+        if (status) {
+            if ((rc = status(ctx, a, a ? why : NULL, pv_stats_link_arena(self), &st)) != PV_OK)
+                break; /* nothing sent: not an attempt */
+        }
+        em->text[0] = '\0';
+        rc = pv_stats_link_exchange(self, status ? &st : NULL, timeout_ms, out, em);
+        a++;
+        snprintf(why, sizeof why, "%s", em->text[0] ? em->text : pv_strerror(rc));
+        if (timeout_ms <= INT_MAX / 2)
+            timeout_ms *= 2;
+    } while (rc != PV_OK && a < attempts);
+    if (tried)
+        *tried = a;
+    return rc;
 }
 
 pv_err_t pv_broker_stats_fetch(pv_net_t *net, const char *endpoint, const pv_curve_client_t *curve,

@@ -57,4 +57,22 @@ pv_arena_t *pv_stats_link_arena(pv_stats_link_t *self);
 pv_err_t pv_stats_link_exchange(pv_stats_link_t *self, const pv_wire_run_status_t *status,
                                 int timeout_ms, pv_wire_stats_reply_t *out, pv_errmsg_t *em);
 
+/* Builds the status of attempt `attempt` (0, 1, ...) of pv_stats_link_exchange_retry into
+ * *out, from `arena` (the link's, reset before each attempt). `last_error` is NULL on the
+ * first attempt, then what the previous attempt failed with (the caller may log it). An
+ * error ends the exchange at once, nothing sent. */
+typedef pv_err_t (*pv_stats_status_fn)(void *ctx, int attempt, const char *last_error,
+                                       pv_arena_t *arena, pv_wire_run_status_t *out);
+
+/* pv_stats_link_exchange up to `attempts` times (at least once) until one is answered, each
+ * on a fresh socket with twice the previous timeout (timeout_ms, 2 x, 4 x: from 2000, the
+ * learner's 2, 4 and 8 s), so a broker slowed by a loaded machine still gets its say and a
+ * reply is taken once. `status` NULL = STATS_REQUEST; otherwise it builds each attempt's
+ * RUN_STATUS (the status may change between attempts). *tried (may be NULL) = attempts
+ * made. Returns PV_OK with *out as pv_stats_link_exchange leaves it, the builder's error, or
+ * the last attempt's error (named in `em`). */
+pv_err_t pv_stats_link_exchange_retry(pv_stats_link_t *self, int attempts, int timeout_ms,
+                                      pv_stats_status_fn status, void *ctx,
+                                      pv_wire_stats_reply_t *out, int *tried, pv_errmsg_t *em);
+
 #endif
