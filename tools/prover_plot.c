@@ -22,7 +22,8 @@
  * --dump prints the points (label, train|eval, x, value, mean of the last 10) instead of drawing
  * them. A run argument is a metrics.jsonl file or a run folder containing one; "=LABEL" names it in
  * the legend (default: the folder name; for prover-train-local's rl-<estimator> folders,
- * PARENT/rl-<estimator>). --cost draws instead a bar chart of each run's environment
+ * PARENT/rl-<estimator>; folder names that two runs share take their parents until they
+ * differ: grpo/seed1, contrast/seed1). --cost draws instead a bar chart of each run's environment
  * steps, rollouts and verification side by side on a log scale, from its last record with
  * cum_rollout_env_steps and cum_verify_env_steps. Data is extracted with jansson into a temporary
  * folder and drawn by gnuplot's pngcairo terminal. Exit status 0, 1 when gnuplot fails, 2 for bad
@@ -46,9 +47,46 @@
 typedef struct s_run {
     char path[1024];
     char label[256];
+    int label_depth; /* folders in an automatic label (0: given as RUN=LABEL) */
     char train_dat[1100], eval_dat[1100];
     int n_train, n_eval, n_sampled; /* n_sampled: eval lines with success_rate_sampled */
 } s_run_t;
+
+/* The run's folder (its path without /metrics.jsonl) into buf. */
+static void s_run_dir(const char *path, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s", path);
+    char *slash = strrchr(buf, '/');
+    if (slash && strcmp(slash, "/metrics.jsonl") == 0)
+        *slash = '\0';
+}
+
+static bool s_in_rl_folder(const char *path)
+{
+    char dir[1024];
+    s_run_dir(path, dir, sizeof dir);
+    const char *slash = strrchr(dir, '/');
+    return strncmp(slash ? slash + 1 : dir, "rl-", 3) == 0;
+}
+
+/* r's label: the last `depth` folders of its path ("contrast/seed1"). */
+static void s_auto_label(s_run_t *r, int depth)
+{
+    char dir[1024];
+    s_run_dir(r->path, dir, sizeof dir);
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        dir[--n] = '\0';
+    const char *start = dir;
+    int found = 0;
+    for (char *c = dir + n; c > dir; c--)
+        if (c[-1] == '/' && ++found == depth) {
+            start = c;
+            break;
+        }
+    snprintf(r->label, sizeof r->label, "%.255s", start);
+    r->label_depth = depth;
+}
 
 static bool s_raw; /* --raw: train lines drawn as recorded, not as the mean of the last 10 */
 
@@ -248,7 +286,7 @@ static int s_cost(s_run_t *runs, int n_runs, const char *dir, const char *out, c
     FILE *f = fopen(dat, "w");
     if (!f)
         return 2;
-    int status = 0, bars = 0;
+    int status = 0, bars = 0, verified = 0;
     double top = 1, low = INFINITY;
     for (int i = 0; i < n_runs; i++) {
         double r = 0, v = 0;
@@ -262,6 +300,7 @@ static int s_cost(s_run_t *runs, int n_runs, const char *dir, const char *out, c
         s_plain(runs[i].label);
         /* log scale: a zero bar is drawn as missing, not as 10^-inf */
         fprintf(f, "\"%s\" %.17g %.17g\n", runs[i].label, r > 0 ? r : NAN, v > 0 ? v : NAN);
+        verified += v > 0;
         top = fmax(top, fmax(r, v));
         low = r > 0 ? fmin(low, r) : low;
         low = v > 0 ? fmin(low, v) : low;
@@ -284,10 +323,12 @@ static int s_cost(s_run_t *runs, int n_runs, const char *dir, const char *out, c
                     "set style data histograms\nset style histogram clustered gap 1\n"
                     "set style fill solid 0.8 border -1\nset key inside left top box opaque\n"
                     "set datafile missing NaN\n"
-                    "plot '%s' using 2:xtic(1) title 'rollouts' lc rgb '#4477aa', "
-                    "'' using 3 title 'verification' lc rgb '#cc6677'\n",
+                    "plot '%s' using 2:xtic(1) title 'rollouts%s' lc rgb '#4477aa'%s\n",
                     out, title, isfinite(low) ? pow(10.0, floor(log10(low / 2.0))) : 1.0, top * 3.0,
-                    dat);
+                    dat, verified ? "" : " (no run verified a segment)",
+                    /* no verification bar at all: gnuplot would warn of a series without a
+                     * valid point */
+                    verified ? ", '' using 3 title 'verification' lc rgb '#cc6677'" : "");
             status = pclose(gp) == 0 ? 0 : 1;
         }
         if (status)
@@ -465,24 +506,20 @@ int main(int argc, char **argv)
                 s_hint_rl_folders(r->path);
                 strncat(r->path, "/metrics.jsonl", sizeof r->path - strlen(r->path) - 1);
             }
-            if (!eq) {
-                char tmp[1024];
-                snprintf(tmp, sizeof tmp, "%s", r->path);
-                char *slash = strrchr(tmp, '/');
-                if (slash && strcmp(slash, "/metrics.jsonl") == 0)
-                    *slash = '\0';
-                slash = strrchr(tmp, '/');
-                /* prover-train-local's rl-<estimator> folders are told apart by their parent */
-                if (slash && strncmp(slash + 1, "rl-", 3) == 0 && slash > tmp) {
-                    *slash = '\0';
-                    char *parent = strrchr(tmp, '/');
-                    *slash = '/';
-                    slash = parent;
-                }
-                snprintf(r->label, sizeof r->label, "%.255s", slash ? slash + 1 : tmp);
-            }
+            if (!eq) /* prover-train-local's rl-<estimator>: told apart by their parent */
+                s_auto_label(r, s_in_rl_folder(r->path) ? 2 : 1);
         }
     }
+    /* automatic labels that collide (grpo/seed1 and contrast/seed1) take more folders */
+    for (int depth = 2; depth <= 4; depth++)
+        for (int i = 0; i < n_runs; i++)
+            for (int j = 0; j < n_runs; j++)
+                if (i != j && runs[i].label_depth && runs[i].label_depth < depth &&
+                    strcmp(runs[i].label, runs[j].label) == 0) {
+                    s_auto_label(&runs[i], depth);
+                    if (runs[j].label_depth && runs[j].label_depth < depth)
+                        s_auto_label(&runs[j], depth);
+                }
     if (n_runs == 0 ||
         (strcmp(xkey, "total_env_steps") && strcmp(xkey, "total_tokens") &&
          strcmp(xkey, "iteration") && strcmp(xkey, "wall_s")) ||

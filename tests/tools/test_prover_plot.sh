@@ -59,4 +59,17 @@ grep -q "warning: run prover left out" "$dir/err" || { echo "no warning: $(cat "
 [ "$(head -c 4 "$dir/cmp.png" | od -An -c | tr -d ' ')" = '211PNG' ] || { echo "cmp: not a PNG"; fail=1; }
 "$bin" --cost -o "$dir/cost.png" "$dir/a=grpo" "$dir/nothing-here=prover" 2> "$dir/err" &&
   grep -q "warning: run prover left out" "$dir/err" || { echo "--cost with a missing run: $(cat "$dir/err")"; fail=1; }
+# automatic labels: folder names two runs share take their parents (grpo/seed1, contrast/seed1)
+for c in grpo contrast; do mkdir -p "$dir/grid/$c/seed1"; cp "$dir/a/metrics.jsonl" "$dir/grid/$c/seed1/"; done
+out=$("$bin" --dump --metric loss "$dir/grid/grpo/seed1" "$dir/grid/contrast/seed1/metrics.jsonl" "$dir/a" 2>&1)
+[ "$(echo "$out" | awk '{print $1}' | sort -u | tr '\n' ' ')" = "a contrast/seed1 grpo/seed1 " ] ||
+  { echo "colliding labels: $out"; fail=1; }
+# --cost when no run verified anything: the rollout bars alone, without gnuplot's warning of
+# an empty series
+mkdir -p "$dir/nov"
+sed 's/"cum_verify_env_steps":[0-9]*/"cum_verify_env_steps":0/' "$dir/a/metrics.jsonl" > "$dir/nov/metrics.jsonl"
+"$bin" --cost -o "$dir/nov.png" "$dir/nov=grpo" > /dev/null 2> "$dir/err" ||
+  { echo "--cost without verification failed: $(cat "$dir/err")"; fail=1; }
+[ ! -s "$dir/err" ] || { echo "--cost without verification printed: $(cat "$dir/err")"; fail=1; }
+[ "$(head -c 4 "$dir/nov.png" | od -An -c | tr -d ' ')" = '211PNG' ] || { echo "nov: not a PNG"; fail=1; }
 exit $fail
