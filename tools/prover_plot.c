@@ -59,6 +59,8 @@ static void s_run_dir(const char *path, char *buf, size_t cap)
     char *slash = strrchr(buf, '/');
     if (slash && strcmp(slash, "/metrics.jsonl") == 0)
         *slash = '\0';
+    for (size_t n = strlen(buf); n > 1 && buf[n - 1] == '/';)
+        buf[--n] = '\0';
 }
 
 static bool s_in_rl_folder(const char *path)
@@ -75,8 +77,6 @@ static void s_auto_label(s_run_t *r, int depth)
     char dir[1024];
     s_run_dir(r->path, dir, sizeof dir);
     size_t n = strlen(dir);
-    while (n > 1 && dir[n - 1] == '/')
-        dir[--n] = '\0';
     const char *start = dir;
     int found = 0;
     for (char *c = dir + n; c > dir; c--)
@@ -510,16 +510,22 @@ int main(int argc, char **argv)
                 s_auto_label(r, s_in_rl_folder(r->path) ? 2 : 1);
         }
     }
-    /* automatic labels that collide (grpo/seed1 and contrast/seed1) take more folders */
-    for (int depth = 2; depth <= 4; depth++)
+    /* automatic labels that collide (grpo/seed1 and contrast/seed1) take more folders: at
+     * each depth every automatic label shared with another run is marked first, then all of
+     * them are relabelled */
+    for (int depth = 2; depth <= 4; depth++) {
+        bool grow[S_MAX_RUNS] = {false}, any = false;
         for (int i = 0; i < n_runs; i++)
-            for (int j = 0; j < n_runs; j++)
+            for (int j = 0; j < n_runs && !grow[i]; j++)
                 if (i != j && runs[i].label_depth && runs[i].label_depth < depth &&
-                    strcmp(runs[i].label, runs[j].label) == 0) {
-                    s_auto_label(&runs[i], depth);
-                    if (runs[j].label_depth && runs[j].label_depth < depth)
-                        s_auto_label(&runs[j], depth);
-                }
+                    strcmp(runs[i].label, runs[j].label) == 0)
+                    grow[i] = any = true;
+        for (int i = 0; i < n_runs; i++)
+            if (grow[i])
+                s_auto_label(&runs[i], depth);
+        if (!any)
+            break;
+    }
     if (n_runs == 0 ||
         (strcmp(xkey, "total_env_steps") && strcmp(xkey, "total_tokens") &&
          strcmp(xkey, "iteration") && strcmp(xkey, "wall_s")) ||

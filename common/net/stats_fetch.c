@@ -85,8 +85,10 @@ pv_err_t pv_stats_link_exchange_retry(pv_stats_link_t *self, int attempts, int t
     do {
         pv_wire_run_status_t st;
         if (status) {
-            if ((rc = status(ctx, a, a ? why : NULL, pv_stats_link_arena(self), &st)) != PV_OK)
+            if ((rc = status(ctx, a, a ? why : NULL, pv_stats_link_arena(self), &st)) != PV_OK) {
+                pv_errf(em, rc, "building the run status: %s", pv_strerror(rc));
                 break; /* nothing sent: not an attempt */
+            }
         }
         em->text[0] = '\0';
         rc = pv_stats_link_exchange(self, status ? &st : NULL, timeout_ms, out, em);

@@ -69,8 +69,9 @@ typedef pv_err_t (*pv_stats_status_fn)(void *ctx, int attempt, const char *last_
  * learner's 2, 4 and 8 s), so a broker slowed by a loaded machine still gets its say and a
  * reply is taken once. `status` NULL = STATS_REQUEST; otherwise it builds each attempt's
  * RUN_STATUS (the status may change between attempts). *tried (may be NULL) = attempts
- * made. Returns PV_OK with *out as pv_stats_link_exchange leaves it, the builder's error, or
- * the last attempt's error (named in `em`). */
+ * made. Returns PV_OK with *out as pv_stats_link_exchange leaves it, the builder's error
+ * ("building the run status: ..."), or the last attempt's error, named in `em` (required,
+ * not NULL). */
 pv_err_t pv_stats_link_exchange_retry(pv_stats_link_t *self, int attempts, int timeout_ms,
                                       pv_stats_status_fn status, void *ctx,
                                       pv_wire_stats_reply_t *out, int *tried, pv_errmsg_t *em);

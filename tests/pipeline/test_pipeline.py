@@ -73,9 +73,10 @@ BUILD = os.environ.get("PV_BUILD_DIR", os.path.join(SRC, "build"))
 BIN = os.path.join(BUILD, "bin")
 # Waits are hang detectors: ctest passes PV_TIMEOUT_SCALE (cmake/PvTest.cmake) for slow builds.
 SCALE = float(os.environ.get("PV_TIMEOUT_SCALE", "1") or "1")
-# A sanitizer build (tests/run --sanitize sets PV_SANITIZED=1) runs every role 5-10 times
-# slower: the long scenarios run shorter there, to look for memory errors along the same code
-# paths, and whether the policy learns is judged by the normal build's run of them.
+# A sanitizer build (PV_SANITIZE=ON, as tests/run --sanitize configures it: CMake then gives
+# these tests PV_SANITIZED=1) runs every role 5-10 times slower: the long scenarios run
+# shorter there, to look for memory errors along the same code paths, and whether the policy
+# learns is judged by the normal build's run of them.
 SANITIZED = os.environ.get("PV_SANITIZED", "0") == "1"
 
 EASY = ["env.name=alfworld", "env.max_steps=30", "env.gen_receptacles=6",

@@ -60,9 +60,11 @@ grep -q "warning: run prover left out" "$dir/err" || { echo "no warning: $(cat "
 "$bin" --cost -o "$dir/cost.png" "$dir/a=grpo" "$dir/nothing-here=prover" 2> "$dir/err" &&
   grep -q "warning: run prover left out" "$dir/err" || { echo "--cost with a missing run: $(cat "$dir/err")"; fail=1; }
 # automatic labels: folder names two runs share take their parents (grpo/seed1, contrast/seed1)
-for c in grpo contrast; do mkdir -p "$dir/grid/$c/seed1"; cp "$dir/a/metrics.jsonl" "$dir/grid/$c/seed1/"; done
-out=$("$bin" --dump --metric loss "$dir/grid/grpo/seed1" "$dir/grid/contrast/seed1/metrics.jsonl" "$dir/a" 2>&1)
-[ "$(echo "$out" | awk '{print $1}' | sort -u | tr '\n' ' ')" = "a contrast/seed1 grpo/seed1 " ] ||
+# (three of them, one given with a trailing slash; a run named by its own folder keeps it)
+for c in grpo contrast exhaustive; do mkdir -p "$dir/grid/$c/seed1"; cp "$dir/a/metrics.jsonl" "$dir/grid/$c/seed1/"; done
+out=$("$bin" --dump --metric loss "$dir/grid/grpo/seed1" "$dir/grid/contrast/seed1/metrics.jsonl" \
+  "$dir/grid/exhaustive/seed1/" "$dir/a" 2>&1)
+[ "$(echo "$out" | awk '{print $1}' | sort -u | tr '\n' ' ')" = "a contrast/seed1 exhaustive/seed1 grpo/seed1 " ] ||
   { echo "colliding labels: $out"; fail=1; }
 # --cost when no run verified anything: the rollout bars alone, without gnuplot's warning of
 # an empty series
