@@ -4,12 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The judge's RUN_STATUS of a reply, kept as its last cost report. */
-static void s_take_llm(pv_health_t *h, const pv_wire_run_status_t *r)
+void pv_health_llm_from_status(pv_health_llm_t *l, const pv_wire_run_status_t *r)
 {
-    pv_health_llm_t *l = &h->llm;
     memset(l, 0, sizeof *l);
-    h->has_llm = true;
     l->groups = r->llm_groups;
     l->answered = r->llm_answered;
     l->requests = r->llm_requests;
@@ -25,6 +22,13 @@ static void s_take_llm(pv_health_t *h, const pv_wire_run_status_t *r)
                  r->llm_fallbacks[i].name);
         l->fallback_count[l->n_fallbacks++] = r->llm_fallbacks[i].count;
     }
+}
+
+/* The judge's RUN_STATUS of a reply, kept as its last cost report. */
+static void s_take_llm(pv_health_t *h, const pv_wire_run_status_t *r)
+{
+    h->has_llm = true;
+    pv_health_llm_from_status(&h->llm, r);
 }
 
 pv_err_t pv_health_record(pv_health_t *h, const pv_wire_stats_reply_t *st, uint64_t iteration,
@@ -87,9 +91,11 @@ pv_err_t pv_health_record(pv_health_t *h, const pv_wire_stats_reply_t *st, uint6
 
 json_t *pv_health_llm_json(const pv_health_t *h)
 {
-    if (!h->has_llm)
-        return NULL;
-    const pv_health_llm_t *l = &h->llm;
+    return h->has_llm ? pv_health_llm_cost_json(&h->llm) : NULL;
+}
+
+json_t *pv_health_llm_cost_json(const pv_health_llm_t *l)
+{
     json_t *fb = json_object();
     uint64_t total = 0;
     for (uint32_t i = 0; i < l->n_fallbacks; i++) {

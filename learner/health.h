@@ -87,6 +87,16 @@ json_t *pv_health_json(const pv_health_t *h);
  * reference), or NULL when no judge reported one. */
 json_t *pv_health_llm_json(const pv_health_t *h);
 
+/* The same object for cost `l` (new reference): groups, answered, requests, prompt and
+ * completion tokens, latency p50/p99, repairs, tool calls, fallbacks by reason and their
+ * total, status_age_s. */
+json_t *pv_health_llm_cost_json(const pv_health_llm_t *l);
+
+/* The LLM judge's cost from its RUN_STATUS `r` (the judge's pv_llm_status, judge/llm_role.h)
+ * into *out: what the broker relays to the learner, and what prover-train-local reads of
+ * its own judge. Fallback reasons past PV_HEALTH_MAX_FALLBACKS are left out. */
+void pv_health_llm_from_status(pv_health_llm_t *out, const pv_wire_run_status_t *r);
+
 /* The learner's RUN_STATUS (broker/run_status.h, docs/broker.md): iteration, `iterations`
  * planned, policy `version`, the run's name (borrowed; may be NULL) and per judge of
  * `judges` (n of them, the run's tallies: learner/intake.h) verified, positive, the

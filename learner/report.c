@@ -367,6 +367,14 @@ pv_err_t pv_report_eval(pv_metrics_t *m, uint64_t iteration, uint64_t version,
     return err;
 }
 
+/* The LLM judge's cost: the run's own (prover-train-local), else the broker's last report. */
+static const pv_health_llm_t *s_llm_cost(const pv_run_totals_t *run)
+{
+    if (run->llm_cost)
+        return run->llm_cost;
+    return run->health && run->health->has_llm ? &run->health->llm : NULL;
+}
+
 pv_err_t pv_report_summary(const char *dir, const char *cfg_env, const char *estimator,
                            const char *judge, const pv_intake_stats_t *t,
                            const pv_run_totals_t *run, char **text_out, pv_errmsg_t *em)
@@ -423,7 +431,8 @@ pv_err_t pv_report_summary(const char *dir, const char *cfg_env, const char *est
     pv_metrics_set_real(o, "env_steps_per_s", s_div((double)total, run->wall_s));
     if (run->health)
         json_object_set_new(o, "broker", pv_health_json(run->health));
-    json_t *llm = run->health ? pv_health_llm_json(run->health) : NULL;
+    const pv_health_llm_t *lc = s_llm_cost(run);
+    json_t *llm = lc ? pv_health_llm_cost_json(lc) : NULL;
     if (llm)
         json_object_set_new(o, "llm_judge", llm);
     /* reals in their shortest round-trip form (jansson alone writes 17 digits) */
@@ -509,7 +518,7 @@ pv_err_t pv_report_summary(const char *dir, const char *cfg_env, const char *est
                     (double)j->turns_sum / (double)j->verified);
     }
     if (llm) {
-        const pv_health_llm_t *l = &run->health->llm;
+        const pv_health_llm_t *l = lc;
         uint64_t fb = 0;
         for (uint32_t i = 0; i < l->n_fallbacks; i++)
             fb += l->fallback_count[i];

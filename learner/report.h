@@ -113,6 +113,9 @@ typedef struct pv_run_totals {
      * iterations summed (a resumed run's start again); all 0 for other estimators */
     pv_triage_stats_t triage, triage_run;
     const pv_health_t *health; /* the broker's books (learner/health.h), or NULL */
+    /* the LLM judge's cost when not in health's books (prover-train-local's own judge), or
+     * NULL */
+    const pv_health_llm_t *llm_cost;
     /* acceptance split by the judge that proposed (learner/intake.h pv_intake_judges): of the
      * batch (the train line) and of the run (the summary); NULL / 0 = none */
     const pv_judge_tally_t *judges_batch, *judges_run;

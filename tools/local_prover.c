@@ -189,6 +189,21 @@ const pv_intake_t *pv_local_intake(const pv_local_t *L)
     return L->intake;
 }
 
+bool pv_local_llm_cost(const pv_local_t *L, pv_health_llm_t *out)
+{
+    if (!L->llm)
+        return false;
+    pv_llm_stats_t ls;
+    pv_llm_judge_stats(L->llm, &ls);
+    pv_arena_t *arena = NULL;
+    pv_wire_run_status_t st;
+    bool ok = pv_arena_new(0, 0, &arena) == PV_OK && pv_llm_status(&ls, NULL, arena, &st) == PV_OK;
+    if (ok)
+        pv_health_llm_from_status(out, &st);
+    pv_arena_destroy(&arena);
+    return ok;
+}
+
 /* prover.judge = llm in one process: ask the model and wait for its proposal (or the
  * contrast fallback's, at the latest after judge.group_timeout_ms); *judge gets the judge
  * to credit ("llm" or "contrast-fallback"). algorithm.triage_labels = llm: its TRIAGE roles

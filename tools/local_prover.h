@@ -31,6 +31,7 @@
 #include "common/wire/wire.h"
 #include "judge/judge_group.h"
 #include "learner/batch_adv.h"
+#include "learner/health.h"
 #include "learner/intake.h"
 #include "learner/train_cfg.h"
 #include "learner/update.h"
@@ -80,6 +81,13 @@ const pv_train_cfg_t *pv_local_train_cfg(const pv_local_t *L);
  * the run's counters (pv_intake_stats, pv_intake_totals) and acceptance by judge
  * (pv_intake_judges), what learner/report.h writes into metrics.jsonl and the summary. */
 const pv_intake_t *pv_local_intake(const pv_local_t *L);
+
+/* The LLM judge's cost so far (prover.judge = llm or TRIAGE's llm labels: requests, tokens,
+ * latency, repairs, fallbacks by reason; judge/llm_judge.h's pv_llm_stats_t as the judge
+ * role reports it to the broker) into *out, for the summary (learner/report.h llm_cost).
+ * Returns false, *out untouched, when the run has no LLM judge; also false when memory for
+ * the fallback names ran out (rare; then the summary simply has no llm_judge object). */
+bool pv_local_llm_cost(const pv_local_t *L, pv_health_llm_t *out);
 
 /* The judge and its verifiers in this process: one encoded ROLLOUT_GROUP in, what the
  * learner's intake takes out: the CREDITED_GROUP when the plan needs a judge (copied into

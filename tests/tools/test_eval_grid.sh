@@ -48,6 +48,26 @@ assert cs["exhaustive"]["verify_share"]["mean"] > cs["contrast"]["verify_share"]
 EOF
 echo "eval-grid --local: three in-process runs aggregated like the pipeline's"
 
+# the llm configuration against the stand-in endpoint (tests/judge/fake_openai.py, a scripted
+# test double, not a model): the grid's LLM-judge row, its acceptance split by judge
+python3 tests/judge/fake_openai.py --port 0 --port-file "$tmp/llm.port" --script search,oracle \
+  > "$tmp/llm-server.log" 2>&1 &
+llm_pid=$!
+for _ in $(seq 1 100); do [ -s "$tmp/llm.port" ] && break; sleep 0.1; done
+[ -s "$tmp/llm.port" ] || { kill "$llm_pid"; fail "the stand-in endpoint did not start: $(cat "$tmp/llm-server.log")"; }
+cluster/eval-grid --tiny --local --configs llm --out "$tmp" --name llm --build "$build" \
+  judge.base_url="http://127.0.0.1:$(cat "$tmp/llm.port")/v1" judge.model=stand-in \
+  > "$tmp/llm.log" 2>&1 || { kill "$llm_pid"; cat "$tmp/llm.log"; fail "eval-grid --configs llm failed"; }
+kill "$llm_pid"
+grep -q "^| llm | 1 | [0-9]" "$tmp/llm/results.md" || { cat "$tmp/llm.log"; fail "--configs llm: no row"; }
+/usr/bin/python3 - "$tmp/llm/alfworld/llm/seed1/summary.json" <<'EOF2' || fail "--configs llm: the run's judge"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["judge"] == "llm", s["judge"]
+assert s["llm_judge"]["requests"] > 0, s.get("llm_judge")
+EOF2
+echo "eval-grid --configs llm: a run judged by the stand-in endpoint"
+
 command -v mpirun > /dev/null || { echo "skip: no mpirun (after --local passed)"; exit 77; }
 cluster/eval-grid --tiny --configs grpo,contrast,exhaustive,grpo-matched --out "$tmp" --name ci \
   --build "$build" > "$tmp/grid.log" 2>&1 || { cat "$tmp/grid.log"; fail "cluster/eval-grid failed"; }

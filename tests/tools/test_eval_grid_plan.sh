@@ -63,6 +63,16 @@ want="grpo contrast grpo-matched gigpo random oracle exhaustive reuse pgpo spopp
 line=$(echo "$out" | grep -m1 '^alfworld reuse seed 1:')
 [ "$(get "$line" prover.reuse_continuations)" = true ] || fail "reuse does not set prover.reuse_continuations"
 
+# llm: only with an endpoint (judge.model) and never in "all"; then prover.judge=llm
+err=$(grid --envs alfworld --configs grpo,llm 2>&1 > /dev/null)
+[ $? -eq 2 ] && [[ "$err" == *"judge.base_url=URL judge.model=NAME"* ]] ||
+  fail "llm without an endpoint: $err"
+out=$(grid --envs alfworld --configs grpo,llm --seeds 1 judge.base_url=http://127.0.0.1:9/v1 judge.model=m) ||
+  fail "llm with an endpoint failed: $out"
+line=$(echo "$out" | grep -m1 '^alfworld llm seed 1:') || fail "no alfworld llm seed 1"
+[ "$(get "$line" prover.judge)" = llm ] && [ "$(get "$line" judge.model)" = m ] &&
+  [ "$(get "$line" algorithm.adv_estimator)" = prover ] || fail "llm run: $line"
+
 # --policy transformer: the language-model job, ALFWorld only, 3 seeds, one behaviour cloning
 # per seed listed before the seed's first run, every run starting from it
 out=$(grid --policy transformer --configs grpo,contrast) || fail "transformer dry run failed: $out"
