@@ -3,7 +3,7 @@
  *   prover-plot [-o OUT.png] [--metric KEY] [--x total_env_steps|total_tokens|iteration|wall_s]
  *               [--series both|train|eval] [--raw] [--logx] [--title T]
  *               RUN_DIR_OR_METRICS[=LABEL] ...
- *   prover-plot --cost [-o OUT.png] [--title T] RUN_DIR_OR_METRICS[=LABEL] ...
+ *   prover-plot --cost [-o OUT.png] [--title T] [--dump] RUN_DIR_OR_METRICS[=LABEL] ...
  *
  * Plots a metric (default success_rate) against the x axis (default: environment steps,
  * rollouts and verification together): each run's training value (per iteration, as the
@@ -25,7 +25,9 @@
  * PARENT/rl-<estimator>; folder names that two runs share take their parents until they
  * differ: grpo/seed1, contrast/seed1). --cost draws instead a bar chart of each run's environment
  * steps, rollouts and verification side by side on a log scale, from its last record with
- * cum_rollout_env_steps and cum_verify_env_steps. Data is extracted with jansson into a temporary
+ * cum_rollout_env_steps and cum_verify_env_steps (with --dump: a line per run, label, rollout
+ * steps, verification steps). OUT.png defaults to success.png, KEY.png for --metric KEY and
+ * cost.png for --cost. Data is extracted with jansson into a temporary
  * folder and drawn by gnuplot's pngcairo terminal. Exit status 0, 1 when gnuplot fails, 2 for bad
  * arguments or files.
  */
@@ -96,7 +98,8 @@ static int s_usage(void)
                     "[--x total_env_steps|total_tokens|iteration|wall_s]\n"
                     "                   [--series both|train|eval] [--raw] [--logx] [--dump] "
                     "[--title T] RUN[=LABEL] ...\n"
-                    "       prover-plot --cost [-o OUT.png] [--title T] RUN[=LABEL] ...\n");
+                    "       prover-plot --cost [-o OUT.png] [--title T] [--dump] RUN[=LABEL] ...\n"
+                    "OUT.png: success.png, KEY.png for --metric KEY, cost.png for --cost\n");
     return 2;
 }
 
@@ -279,7 +282,8 @@ static void s_plain(char *label)
 }
 
 /* --cost: one cluster of two bars (rollouts, verification) per run. */
-static int s_cost(s_run_t *runs, int n_runs, const char *dir, const char *out, const char *title)
+static int s_cost(s_run_t *runs, int n_runs, const char *dir, const char *out, const char *title,
+                  bool dump)
 {
     char dat[1100];
     snprintf(dat, sizeof dat, "%s/cost.dat", dir);
@@ -298,6 +302,8 @@ static int s_cost(s_run_t *runs, int n_runs, const char *dir, const char *out, c
         }
         bars++;
         s_plain(runs[i].label);
+        if (dump)
+            printf("%s %.17g %.17g\n", runs[i].label, r, v);
         /* log scale: a zero bar is drawn as missing, not as 10^-inf */
         fprintf(f, "\"%s\" %.17g %.17g\n", runs[i].label, r > 0 ? r : NAN, v > 0 ? v : NAN);
         verified += v > 0;
@@ -310,7 +316,7 @@ static int s_cost(s_run_t *runs, int n_runs, const char *dir, const char *out, c
         fprintf(stderr, "prover-plot: no run has environment-step counts to draw\n");
         status = 2;
     }
-    if (status == 0) {
+    if (status == 0 && !dump) {
         FILE *gp = popen("gnuplot", "w");
         if (!gp)
             status = 1;
@@ -462,7 +468,7 @@ static int s_curves(s_run_t *runs, int n_runs, const char *dir, const char *out,
 
 int main(int argc, char **argv)
 {
-    const char *out = "success.png", *xkey = "total_env_steps", *title = "prover";
+    const char *out = NULL, *xkey = "total_env_steps", *title = "prover";
     const char *ykey = "success_rate";
     const char *series = "both";
     bool cost = false, logx = false, dump = false;
@@ -536,10 +542,18 @@ int main(int argc, char **argv)
         perror("prover-plot: mkdtemp");
         return 2;
     }
-    int status = cost ? s_cost(runs, n_runs, dir, out, title)
+    char def_out[128];
+    if (!out) { /* success.png, KEY.png, cost.png */
+        snprintf(def_out, sizeof def_out, "%.100s.png",
+                 cost                                ? "cost"
+                 : strcmp(ykey, "success_rate") == 0 ? "success"
+                                                     : ykey);
+        out = def_out;
+    }
+    int status = cost ? s_cost(runs, n_runs, dir, out, title, dump)
                       : s_curves(runs, n_runs, dir, out, title, xkey, ykey, series, logx, dump);
     rmdir(dir);
-    if (status == 0 && !(dump && !cost))
+    if (status == 0 && !dump)
         printf("prover-plot: wrote %s\n", out);
     return status;
 }

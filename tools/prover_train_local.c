@@ -599,6 +599,12 @@ static int s_rl(s_tool_t *T, const char *est, pv_intake_stats_t *tot, double res
                (unsigned long long)fb, (unsigned long long)llm.requests,
                (unsigned long long)llm.prompt_tokens, (unsigned long long)llm.completion_tokens,
                llm.latency_p50_ms, llm.latency_p99_ms);
+        if (llm.groups > 0 && llm.answered == 0) /* a wrong base_url looks like a contrast run */
+            fprintf(stderr,
+                    "prover-train-local: warning: the LLM judge's model answered none of its "
+                    "%llu groups (every one fell back to the contrast judge; %llu requests): "
+                    "check judge.base_url, judge.model and the endpoint\n",
+                    (unsigned long long)llm.groups, (unsigned long long)llm.requests);
     }
     if (status == 0 && tot->reused_rows)
         printf("judge      %s: %llu continuations trained on (prover.reuse_continuations)\n", est,

@@ -60,6 +60,8 @@ cluster/eval-grid --tiny --local --configs llm --out "$tmp" --name llm --build "
   > "$tmp/llm.log" 2>&1 || { kill "$llm_pid"; cat "$tmp/llm.log"; fail "eval-grid --configs llm failed"; }
 kill "$llm_pid"
 grep -q "^| llm | 1 | [0-9]" "$tmp/llm/results.md" || { cat "$tmp/llm.log"; fail "--configs llm: no row"; }
+grep -q "llm judge: the model answered [1-9][0-9]* of [1-9]" "$tmp/llm.log" ||
+  { cat "$tmp/llm.log"; fail "--configs llm: the progress line does not say what the model answered"; }
 /usr/bin/python3 - "$tmp/llm/alfworld/llm/seed1/summary.json" <<'EOF2' || fail "--configs llm: the run's judge"
 import json, sys
 s = json.load(open(sys.argv[1]))

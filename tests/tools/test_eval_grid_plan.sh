@@ -65,8 +65,9 @@ line=$(echo "$out" | grep -m1 '^alfworld reuse seed 1:')
 
 # llm: only with an endpoint (judge.model) and never in "all"; then prover.judge=llm
 err=$(grid --envs alfworld --configs grpo,llm 2>&1 > /dev/null)
-[ $? -eq 2 ] && [[ "$err" == *"judge.base_url=URL judge.model=NAME"* ]] ||
-  fail "llm without an endpoint: $err"
+[ $? -eq 2 ] && [[ "$err" == *"judge.model=NAME"* ]] || fail "llm without an endpoint: $err"
+err=$(grid --envs alfworld --configs all,llm judge.model=m 2>&1 > /dev/null)
+[ $? -eq 2 ] && [[ "$err" == *"all stands alone"* ]] || fail "all with another name: $err"
 out=$(grid --envs alfworld --configs grpo,llm --seeds 1 judge.base_url=http://127.0.0.1:9/v1 judge.model=m) ||
   fail "llm with an endpoint failed: $out"
 line=$(echo "$out" | grep -m1 '^alfworld llm seed 1:') || fail "no alfworld llm seed 1"

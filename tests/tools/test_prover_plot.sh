@@ -6,6 +6,7 @@
 # warning.
 set -u
 bin=${PV_BUILD_DIR:-build}/bin/prover-plot
+case "$bin" in /*) ;; *) bin="$PWD/$bin" ;; esac # the --dump check runs in another folder
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 mkdir -p "$dir/a" "$dir/b"
@@ -74,4 +75,9 @@ sed 's/"cum_verify_env_steps":[0-9]*/"cum_verify_env_steps":0/' "$dir/a/metrics.
   { echo "--cost without verification failed: $(cat "$dir/err")"; fail=1; }
 [ ! -s "$dir/err" ] || { echo "--cost without verification printed: $(cat "$dir/err")"; fail=1; }
 [ "$(head -c 4 "$dir/nov.png" | od -An -c | tr -d ' ')" = '211PNG' ] || { echo "nov: not a PNG"; fail=1; }
+# --cost --dump: the bars' numbers, a line per run, and no PNG written
+mkdir -p "$dir/here"
+out=$(cd "$dir/here" && "$bin" --cost --dump "$dir/a=grpo" 2>&1)
+[ "$out" = "grpo 300 100" ] || { echo "--cost --dump: $out"; fail=1; }
+[ -z "$(ls -A "$dir/here")" ] || { echo "--cost --dump wrote $(ls "$dir/here")"; fail=1; }
 exit $fail
