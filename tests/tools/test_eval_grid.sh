@@ -5,7 +5,9 @@
 # aggregation. Checks what a user gets: results.md with a table row per configuration whose
 # numbers are finite, results.json agreeing with it, the PNGs (the acceptance plot when a
 # segment was verified), one run folder per
-# configuration, exhaustive verification costing more than contrast, and judge precision
+# configuration, exhaustive proposing far more than contrast (and, in --local, verifying
+# more: a pipeline's verification is cut by a timeout, so there it depends on the machine's
+# speed), and judge precision
 # measured for the ProVer runs only; before them --local (each run in one process, no
 # mpirun needed: the same run folders and rows); then --policy transformer: one behaviour
 # cloning per seed that every configuration starts from (kept by --keep), and the
@@ -141,8 +143,13 @@ for k in ("contrast", "exhaustive"):
 for k in ("contrast", "exhaustive"):
     p = cs[k]["judge_precision"]["mean"]
     assert p is not None and 0.0 <= p <= 1.0, (k, p)
-assert cs["exhaustive"]["verify_share"]["mean"] > cs["contrast"]["verify_share"]["mean"]
-assert cs["exhaustive"]["env_steps"]["mean"] > cs["contrast"]["env_steps"]["mean"]
+# exhaustive proposes every step of a mixed group, contrast one segment: what the 3 s
+# verification timeout lets it verify depends on the machine's speed (under a sanitizer on a
+# loaded machine, less than contrast), so its verification cost is compared in --local above
+def summary(c):
+    return json.load(open(f"{sys.argv[2]}/{c}/seed1/summary.json"))
+ex, co = summary("exhaustive"), summary("contrast")
+assert ex["proposals"] > 4 * co["proposals"] > 0, (ex["proposals"], co["proposals"])
 assert env["equal_env_steps"] <= min(c["env_steps"]["mean"] for c in cs.values())
 for c in cs.values():  # one seed each: the seed's value, and no interval against grpo
     assert list(c["final_success_by_seed"]) == ["seed1"], c["final_success_by_seed"]
