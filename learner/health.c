@@ -94,15 +94,36 @@ json_t *pv_health_llm_json(const pv_health_t *h)
     return h->has_llm ? pv_health_llm_cost_json(&h->llm) : NULL;
 }
 
+uint64_t pv_health_llm_fallbacks(const pv_health_llm_t *l)
+{
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < l->n_fallbacks; i++)
+        total += l->fallback_count[i];
+    return total;
+}
+
+void pv_health_llm_line(const pv_health_llm_t *l, char *buf, size_t cap)
+{
+    snprintf(buf, cap,
+             "llm judge cost: %llu groups (%llu the model's, %llu fell back), %llu requests, "
+             "%llu prompt + %llu completion tokens, latency p50 %u ms p99 %u ms, %llu repairs%s",
+             (unsigned long long)l->groups, (unsigned long long)l->answered,
+             (unsigned long long)pv_health_llm_fallbacks(l), (unsigned long long)l->requests,
+             (unsigned long long)l->prompt_tokens, (unsigned long long)l->completion_tokens,
+             l->latency_p50_ms, l->latency_p99_ms, (unsigned long long)l->repairs,
+             l->groups > 0 && l->answered == 0
+                 ? " (warning: the model answered none: check judge.base_url, judge.model "
+                   "and the endpoint)"
+                 : "");
+}
+
 json_t *pv_health_llm_cost_json(const pv_health_llm_t *l)
 {
     json_t *fb = json_object();
-    uint64_t total = 0;
-    for (uint32_t i = 0; i < l->n_fallbacks; i++) {
+    uint64_t total = pv_health_llm_fallbacks(l);
+    for (uint32_t i = 0; i < l->n_fallbacks; i++)
         json_object_set_new(fb, l->fallback_reason[i],
                             json_integer((json_int_t)l->fallback_count[i]));
-        total += l->fallback_count[i];
-    }
     return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:I,s:f}", "groups",
                      (json_int_t)l->groups, "answered", (json_int_t)l->answered, "requests",
                      (json_int_t)l->requests, "prompt_tokens", (json_int_t)l->prompt_tokens,

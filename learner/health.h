@@ -92,6 +92,15 @@ json_t *pv_health_llm_json(const pv_health_t *h);
  * total, status_age_s. */
 json_t *pv_health_llm_cost_json(const pv_health_llm_t *l);
 
+/* Groups whose model answer was not used, over every reason. */
+uint64_t pv_health_llm_fallbacks(const pv_health_llm_t *l);
+
+/* The summary's one line of cost `l` into buf (no newline): "llm judge cost: G groups (A the
+ * model's, F fell back), R requests, P prompt + C completion tokens, latency p50 X ms p99 Y
+ * ms, N repairs", with a warning appended when the model answered none of its groups (a
+ * wrong judge.base_url or judge.model otherwise reads as a contrast-judge run). */
+void pv_health_llm_line(const pv_health_llm_t *l, char *buf, size_t cap);
+
 /* The LLM judge's cost from its RUN_STATUS `r` (the judge's pv_llm_status, judge/llm_role.h)
  * into *out: what the broker relays to the learner, and what prover-train-local reads of
  * its own judge. Fallback reasons past PV_HEALTH_MAX_FALLBACKS are left out. */

@@ -518,18 +518,9 @@ pv_err_t pv_report_summary(const char *dir, const char *cfg_env, const char *est
                     (double)j->turns_sum / (double)j->verified);
     }
     if (llm) {
-        const pv_health_llm_t *l = lc;
-        uint64_t fb = 0;
-        for (uint32_t i = 0; i < l->n_fallbacks; i++)
-            fb += l->fallback_count[i];
-        fprintf(out,
-                "llm judge cost: %llu groups (%llu the model's, %llu fell back), %llu requests, "
-                "%llu prompt + %llu completion tokens, latency p50 %u ms p99 %u ms, %llu "
-                "repairs\n",
-                (unsigned long long)l->groups, (unsigned long long)l->answered,
-                (unsigned long long)fb, (unsigned long long)l->requests,
-                (unsigned long long)l->prompt_tokens, (unsigned long long)l->completion_tokens,
-                l->latency_p50_ms, l->latency_p99_ms, (unsigned long long)l->repairs);
+        char line[512];
+        pv_health_llm_line(lc, line, sizeof line);
+        fprintf(out, "%s\n", line);
     }
     uint64_t lag_tokens = 0;
     for (unsigned k = 0; k < PV_LAG_BUCKETS; k++)

@@ -459,7 +459,8 @@ static pv_err_t s_run_eval(s_tool_t *T, uint64_t it, const pv_eval_result_t *r, 
 
 /* Close the run folder: summary.json and summary.txt beside metrics.jsonl, as the learner
  * writes them; `failure` (NULL: the run completed) makes the outcome "failed" with that
- * reason, so a run that stopped on an error says so rather than looking finished. */
+ * reason, so a run that stopped on an error says so rather than looking finished. The LLM
+ * judge's cost, if any, is T->run.llm_cost, set by the caller. */
 static pv_err_t s_run_close(s_tool_t *T, const char *est, const pv_local_t *L, const char *failure,
                             pv_errmsg_t *em)
 {
@@ -471,14 +472,11 @@ static pv_err_t s_run_close(s_tool_t *T, const char *est, const pv_local_t *L, c
         snprintf(T->run.reason, sizeof T->run.reason, "%s", failure);
     }
     const pv_run_plan_t *plan = &pv_local_train_cfg(L)->plan;
-    pv_health_llm_t llm;
-    T->run.llm_cost = pv_local_llm_cost(L, &llm) ? &llm : NULL;
     char *text = NULL;
     pv_err_t rc = pv_report_summary(T->run_dir, T->cfg.env.name, plan->name,
                                     plan->prover ? pv_judge_kind_name(plan->judge) : "none",
                                     pv_intake_totals(pv_local_intake(L)), &T->run, &text, em);
     free(text);
-    T->run.llm_cost = NULL; /* it was this frame's */
     if (rc == PV_OK)
         printf("run        %s: %s/metrics.jsonl, summary.json, summary.txt%s\n", est, T->run_dir,
                failure ? " (failed)" : "");
@@ -574,13 +572,15 @@ static int s_rl(s_tool_t *T, const char *est, pv_intake_stats_t *tot, double res
             status = s_fail(est, rc, &em);
         }
     }
+    pv_health_llm_t llm; /* the LLM judge's cost, for the summary and the line below */
+    bool has_llm = pv_local_llm_cost(L, &llm);
+    T->run.llm_cost = has_llm ? &llm : NULL;
     pv_errmsg_t cm = {{0}};
     if ((rc = s_run_close(T, est, L, status ? failure : NULL, &cm)) != PV_OK && status == 0)
         status = s_fail(est, rc, &cm);
+    T->run.llm_cost = NULL; /* this frame's */
     pv_metrics_close(&T->metrics);
     *tot = *pv_intake_totals(pv_local_intake(L));
-    pv_health_llm_t llm;
-    bool has_llm = pv_local_llm_cost(L, &llm);
     pv_local_destroy(&L);
     if (status == 0 && tot->verified)
         printf("judge      %s: acceptance rate %.3f (%llu of %llu verified segments; %.3f by noise "
@@ -589,22 +589,10 @@ static int s_rl(s_tool_t *T, const char *est, pv_intake_stats_t *tot, double res
                (unsigned long long)tot->positive, (unsigned long long)tot->verified,
                tot->noise_pos_sum / (double)tot->verified,
                (double)tot->turns_sum / (double)tot->verified);
-    if (status == 0 && has_llm) {
-        uint64_t fb = 0;
-        for (uint32_t i = 0; i < llm.n_fallbacks; i++)
-            fb += llm.fallback_count[i];
-        printf("judge      %s: llm judge cost: %llu groups (%llu the model's, %llu fell back), "
-               "%llu requests, %llu prompt + %llu completion tokens, latency p50 %u ms p99 %u ms\n",
-               est, (unsigned long long)llm.groups, (unsigned long long)llm.answered,
-               (unsigned long long)fb, (unsigned long long)llm.requests,
-               (unsigned long long)llm.prompt_tokens, (unsigned long long)llm.completion_tokens,
-               llm.latency_p50_ms, llm.latency_p99_ms);
-        if (llm.groups > 0 && llm.answered == 0) /* a wrong base_url looks like a contrast run */
-            fprintf(stderr,
-                    "prover-train-local: warning: the LLM judge's model answered none of its "
-                    "%llu groups (every one fell back to the contrast judge; %llu requests): "
-                    "check judge.base_url, judge.model and the endpoint\n",
-                    (unsigned long long)llm.groups, (unsigned long long)llm.requests);
+    if (status == 0 && has_llm) { /* with a warning when the model answered no group */
+        char line[512];
+        pv_health_llm_line(&llm, line, sizeof line);
+        printf("judge      %s: %s\n", est, line);
     }
     if (status == 0 && tot->reused_rows)
         printf("judge      %s: %llu continuations trained on (prover.reuse_continuations)\n", est,

@@ -192,6 +192,16 @@ static void test_llm_cost(void **state)
     assert_int_equal(json_integer_value(json_object_get(j, "answered")), 7);
     assert_int_equal(json_integer_value(json_object_get(j, "repairs")), 4);
     json_decref(j);
+    /* the summary's line: the fallbacks summed over reasons; a warning only when the model
+     * answered none of its groups */
+    char line[512];
+    pv_health_llm_line(&h.llm, line, sizeof line);
+    assert_non_null(strstr(line, "10 groups (7 the model's, 3 fell back), 15 requests"));
+    assert_null(strstr(line, "warning"));
+    pv_health_llm_t none = h.llm;
+    none.answered = 0;
+    pv_health_llm_line(&none, line, sizeof line);
+    assert_non_null(strstr(line, "warning: the model answered none"));
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     assert_int_equal(system(cmd), 0);
