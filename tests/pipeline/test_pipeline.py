@@ -78,6 +78,18 @@ SCALE = float(os.environ.get("PV_TIMEOUT_SCALE", "1") or "1")
 # shorter there, to look for memory errors along the same code paths, and whether the policy
 # learns is judged by the normal build's run of them.
 SANITIZED = os.environ.get("PV_SANITIZED", "0") == "1"
+# the learning scenarios (learn, gigpo): updates and held-out tasks
+LEARN_ITERS, LEARN_EVAL = (20, 50) if SANITIZED else (80, 200)
+
+
+def check_learned(*checks):
+    """The learning thresholds, (condition, message) pairs: judged in the normal build only."""
+    if SANITIZED:
+        print("sanitizer build: %d iterations; learning is judged by the normal build" %
+              LEARN_ITERS)
+        return
+    for ok, msg in checks:
+        check(ok, msg)
 
 EASY = ["env.name=alfworld", "env.max_steps=30", "env.gen_receptacles=6",
         "env.gen_distractors=4", "env.gen_task_types=2", "actor.group_size=8",
@@ -211,7 +223,7 @@ def service(stats, name):
 
 
 def scenario_learn(tmp):
-    iters, n_eval = (20, 50) if SANITIZED else (80, 200)  # iterations, held-out tasks
+    iters, n_eval = LEARN_ITERS, LEARN_EVAL
     job = Job(os.path.join(tmp, "learn"), ["run.iterations=%d" % iters,
                                            "learner.eval_every=%d" % iters,
                                            "learner.eval_tasks=%d" % n_eval], free_port())
@@ -271,13 +283,11 @@ def scenario_learn(tmp):
     # the sampled success is the learning signal: over 17 runs of this scenario it ended at
     # 0.73-0.86 from 0.05. The greedy one must rise too, but a greedy bag-of-words policy is
     # brittle (one argmax loop fails a whole game): it ended anywhere in 0.25-0.89.
-    if SANITIZED:
-        print("sanitizer build: %d iterations; learning is judged by the normal build" % iters)
-    else:
-        check(safter >= sbefore + 0.4,
-              "held-out success (sampled) %.3f -> %.3f: no clear learning" % (sbefore, safter))
-        check(after >= before + 0.1, "held-out success (greedy) %.3f -> %.3f: no learning" % (
-            before, after))
+    check_learned(
+        (safter >= sbefore + 0.4,
+         "held-out success (sampled) %.3f -> %.3f: no clear learning" % (sbefore, safter)),
+        (after >= before + 0.1,
+         "held-out success (greedy) %.3f -> %.3f: no learning" % (before, after)))
     check(s["segments_verified"] > 0 and s["verify_env_steps"] > 0, "nothing was verified")
     check(s["malformed"] == 0 and s["groups"] == 8 * iters, "groups or malformed counts off")
     # the judge's last count is of the groups the learner took: the summary's, plus those of
@@ -732,7 +742,7 @@ def scenario_gigpo(tmp):
         check(all(z is not None and 1 < z < n for z, n in zip(sizes, steps_per_group)),
               "step-group sizes %s" % sizes[:5])
         return s, sizes
-    iters, n_eval = (20, 50) if SANITIZED else (80, 200)  # iterations, held-out tasks
+    iters, n_eval = LEARN_ITERS, LEARN_EVAL
     job = Job(os.path.join(tmp, "gigpo"), ["algorithm.adv_estimator=gigpo",
                                            "run.iterations=%d" % iters,
                                            "learner.eval_every=%d" % iters,
@@ -745,11 +755,9 @@ def scenario_gigpo(tmp):
           "%.3f; mean step-group size %.2f" % (before, after, sbefore, safter,
                                                sum(sizes) / len(sizes)))
     # over 8 runs of these settings the sampled success ended at 0.81-0.95 from 0.01-0.05
-    if SANITIZED:
-        print("sanitizer build: %d iterations; learning is judged by the normal build" % iters)
-    else:
-        check(safter >= sbefore + 0.4,
-              "held-out success (sampled) %.3f -> %.3f: no clear learning" % (sbefore, safter))
+    check_learned((safter >= sbefore + 0.4,
+                   "held-out success (sampled) %.3f -> %.3f: no clear learning" % (
+                       sbefore, safter)))
     state = Job(os.path.join(tmp, "gigpo-state"), ["algorithm.adv_estimator=gigpo",
                                                    "algorithm.gigpo_anchor=state",
                                                    "run.iterations=20", "learner.eval_every=0"],
